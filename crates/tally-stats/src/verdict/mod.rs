@@ -1,0 +1,9 @@
+//! Verdict rules over a case (`campaign.md` §5): the case and judgement types that also cross
+//! the JSON protocol of out-of-tree rules (§10), the comparison of one metric, and the built-in
+//! rules `bootstrap` and `min_speedup`.
+//!
+//! Nothing here reads a store or runs a benchmark; the engine assembles the case.
+
+pub(crate) mod case;
+pub(crate) mod compare;
+pub(crate) mod rule;
