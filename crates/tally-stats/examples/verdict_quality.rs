@@ -164,7 +164,9 @@ fn percent(count: u32, trials: u32) -> String {
 }
 
 fn quality_table(trials: u32) {
-    println!("## Verdict quality ({trials} candidates per cell, rule defaults: 0.95, 10000, seed 0)\n");
+    println!(
+        "## Verdict quality ({trials} candidates per cell, rule defaults: 0.95, 10000, seed 0)\n"
+    );
     println!(
         "| noise | size | pairs | null kept: rule | null kept: bootstrap alone | null kept: Student-t alone \
          | +10% kept: rule | +10% kept: bootstrap alone |"

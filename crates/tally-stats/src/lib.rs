@@ -32,8 +32,9 @@
 //!
 //! One bootstrap bound costs `resamples · n` index draws and additions plus a selection of the
 //! `resamples` sums: O(resamples · n) time and O(resamples) memory. 1,000 values × 10,000
-//! resamples (ten million draws) take a few tens of milliseconds on one core; large problems run
-//! on rayon's pool, with identical results (see below). The Student-t bound costs O(n) plus one
+//! resamples (ten million draws) take about 11 ms on one core, three pairs about 0.08 ms
+//! (`docs/verdicts.md`); problems of 2¹⁷ draws or more run on rayon's pool, with identical
+//! results (see below). The Student-t bound costs O(n) plus one
 //! quantile of the t distribution.
 //!
 //! ## Determinism
