@@ -59,7 +59,8 @@ impl Default for Bootstrap {
 }
 
 impl Bootstrap {
-    /// `LB(d)`: the `⌊(1 − confidence) · resamples⌋`-th smallest of the resample sums of `d`.
+    /// `LB(d)`: the resample sum of `d` at 0-based index `⌊(1 − confidence) · resamples⌋` in
+    /// ascending order.
     ///
     /// A lower bound on `Σ d` at the given confidence. Lies between `n · min(d)` and
     /// `n · max(d)`; a single value `v` gives exactly `v`.
