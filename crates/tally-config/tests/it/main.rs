@@ -1,0 +1,3 @@
+//! `tally.toml` validation, end to end over the parser.
+
+mod config;

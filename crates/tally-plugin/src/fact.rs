@@ -1,0 +1,37 @@
+//! Capability `fact_source`: named numbers about a campaign (`campaign.md` §7), gathered only when
+//! some rule or section wants them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ProviderError;
+use crate::view::{CampaignData, Facts};
+
+/// A fact a source declares.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FactInfo {
+    /// Its name (`gpu_usd`).
+    pub name: String,
+    /// Its unit (`h`, `USD`, `runs`).
+    pub unit: String,
+    /// One line.
+    pub doc: String,
+}
+
+/// A fact source.
+pub trait FactSource: Send + Sync {
+    /// Gathers the wanted facts (a subset of what the source declares) at time `now_s` (seconds
+    /// since the Unix epoch).
+    fn gather(
+        &self,
+        data: &CampaignData,
+        wanted: &[String],
+        now_s: f64,
+    ) -> Result<Facts, ProviderError>;
+
+    /// How much `fact` is expected to grow with the next evaluation, if the source can say
+    /// (`hold_at` with `reserve = true` uses it). `None`: no projection.
+    fn project(&self, data: &CampaignData, fact: &str) -> Result<Option<f64>, ProviderError> {
+        let _ = (data, fact);
+        Ok(None)
+    }
+}

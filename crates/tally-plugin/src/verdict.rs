@@ -1,0 +1,14 @@
+//! Capability `verdict_rule`: judge a candidate against its bar (`campaign.md` §5). The case and
+//! judgement types are `tally-stats`'s (pure data with serde), re-exported here so providers need
+//! only this crate.
+
+pub use tally_stats::{Criterion, Guardrail, Judgement, Side, VerdictCase};
+
+use crate::error::ProviderError;
+
+/// A verdict rule. Built-in rules answer every case; an external one may fail, which leaves the
+/// candidate pending with the error as the reason.
+pub trait VerdictRule: Send + Sync {
+    /// The judgement of one case.
+    fn decide(&self, case: &VerdictCase) -> Result<Judgement, ProviderError>;
+}

@@ -1,0 +1,115 @@
+//! What providers see of a campaign: plain serialisable views, the same in-process and over the
+//! external protocol (`campaign.md` §10). The engine builds them from the store; providers never
+//! touch the store.
+//!
+//! Means and verdict-relevant numbers are already computed under the current evaluator, so a
+//! provider never mixes measurements of different evaluators by accident.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A metric as configured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricView {
+    /// Name as printed in METRIC lines.
+    pub name: String,
+    /// `higher` or `lower`.
+    pub direction: String,
+    /// `primary`, `guardrail` or `watch`.
+    pub role: String,
+    /// Guardrail margin (absolute units).
+    pub margin: Option<f64>,
+    /// Hard floor on the value.
+    pub floor: Option<f64>,
+    /// Pairs per evaluation.
+    pub repeats: u32,
+    /// Whether one sample is the truth (aggregate comparison allowed).
+    pub deterministic: bool,
+}
+
+/// The campaign in one object.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CampaignSummary {
+    /// Campaign name.
+    pub name: String,
+    /// `active`, `held` or `stopped`.
+    pub state: String,
+    /// Why it is held or stopped.
+    pub reason: Option<String>,
+    /// The head candidate's id.
+    pub head: Option<u64>,
+    /// The baseline candidate's id.
+    pub baseline: Option<u64>,
+    /// The current evaluator identity.
+    pub evaluator: String,
+    /// Every configured metric, primary first.
+    pub metrics: Vec<MetricView>,
+    /// Seconds since the Unix epoch of the first evaluation, if any.
+    pub first_evaluation_at: Option<f64>,
+    /// The stop rule as configured: `{"provider": ..., <its parameters>}` (the `goal` section
+    /// shows progress towards its limits).
+    pub stop_rule: serde_json::Value,
+}
+
+/// One candidate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CandidateView {
+    /// Id (`candidate#<id>`).
+    pub id: u64,
+    /// Full commit id.
+    pub revision: String,
+    /// The head when it was proposed.
+    pub parent: Option<u64>,
+    /// `pending`, `keep`, `interesting`, `discard` or `crash`.
+    pub verdict: String,
+    /// One-line reason of the verdict.
+    pub reason: Option<String>,
+    /// Who proposed it.
+    pub proposed_by: String,
+    /// Metric means over its successful full-benchmark measurements under the current evaluator.
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// One measurement (sample).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MeasurementView {
+    /// Id.
+    pub id: u64,
+    /// The candidate measured.
+    pub candidate: u64,
+    /// The evaluation job it belongs to.
+    pub evaluation: Option<u64>,
+    /// Wall time of the evaluate process, seconds.
+    pub seconds: Option<f64>,
+    /// Null on success.
+    pub error: Option<String>,
+    /// The measurement it ran next to (paired design).
+    pub pair: Option<u64>,
+    /// `candidate` or `bar`.
+    pub side: String,
+    /// The evaluator identity it ran under.
+    pub evaluator: String,
+    /// Null for the full benchmark.
+    pub rung: Option<String>,
+    /// Attempt number (2 for the retry of a sample killed from outside).
+    pub attempt: u32,
+    /// Seconds since the Unix epoch when it started.
+    pub started_at: Option<f64>,
+    /// What it printed.
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// Everything a fact source or section gets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CampaignData {
+    /// The campaign.
+    pub campaign: CampaignSummary,
+    /// All candidates, oldest first.
+    pub candidates: Vec<CandidateView>,
+    /// All measurements, oldest first.
+    pub measurements: Vec<MeasurementView>,
+}
+
+/// Facts by name.
+pub type Facts = BTreeMap<String, f64>;
