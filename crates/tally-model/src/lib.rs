@@ -13,23 +13,19 @@
 //!   [`nanos_from_seconds`] converts a report file's `seconds` on the way in.
 
 mod campaign;
-mod candidate;
 mod error;
-mod evaluation;
 mod ids;
+mod judging;
 mod measurement;
-mod metric;
-mod verdict;
 mod wire_word;
 
-pub use campaign::{Campaign, CampaignState};
-pub use candidate::Candidate;
+pub use campaign::{
+    Campaign, CampaignState, Candidate, Evaluation, EvaluationKind, EvaluationState,
+};
 pub use error::ModelError;
-pub use evaluation::{Evaluation, EvaluationKind, EvaluationState};
 pub use ids::{
     CampaignId, CandidateId, ConfigTextId, EvaluationId, MeasurementId, UnixMillis,
     nanos_from_seconds,
 };
+pub use judging::{Actor, Direction, Role, Verdict};
 pub use measurement::{EvidenceRef, Measurement, Side, UnitValues};
-pub use metric::{Direction, Role};
-pub use verdict::{Actor, Verdict};

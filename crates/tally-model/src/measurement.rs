@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{CampaignId, CandidateId, ConfigTextId, EvaluationId, MeasurementId, UnixMillis};
-use crate::verdict::Actor;
+use crate::judging::Actor;
 use crate::wire_word::wire_word;
 
 wire_word!(

@@ -1,12 +1,82 @@
-//! Verdicts and who set them: [`Verdict`] (`pending` → `keep` | `interesting` | `discard` |
-//! `crash`) and [`Actor`] (the loop or a named person).
+//! The words of judging: which way a metric improves ([`Direction`], with `gain`), what a metric
+//! is for ([`Role`]), a candidate's [`Verdict`], and who set something ([`Actor`]: the loop or a
+//! named person).
 //!
-//! Only the words; how a verdict is decided lives in `tally-stats` and the engine, and the rule
-//! that the loop never overwrites a person's verdict is enforced by the store.
+//! Only the words; how a verdict is decided lives in `tally-stats` and the engine, the metric
+//! table of `tally.toml` (margins, floors, repeats) is the config's business, and the rule that
+//! the loop never overwrites a person's verdict is enforced by the store.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+
+/// Which way a metric improves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Bigger is better (throughput).
+    Higher,
+    /// Smaller is better (latency, seconds).
+    Lower,
+}
+
+impl Direction {
+    /// `higher` or `lower`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Higher => "higher",
+            Self::Lower => "lower",
+        }
+    }
+    /// Parses `higher` / `lower`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "higher" => Some(Self::Higher),
+            "lower" => Some(Self::Lower),
+            _ => None,
+        }
+    }
+    /// `gain(a, b)`: positive when `a` is better than `b` (`campaign.md` §4).
+    pub fn gain(self, a: f64, b: f64) -> f64 {
+        match self {
+            Self::Higher => a - b,
+            Self::Lower => b - a,
+        }
+    }
+}
+
+/// What a metric is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The one metric the verdict judges.
+    Primary,
+    /// Must not get worse beyond its margin.
+    Guardrail,
+    /// Recorded and shown, never judged.
+    #[default]
+    Watch,
+}
+
+impl Role {
+    /// `primary`, `guardrail` or `watch`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Primary => "primary",
+            Self::Guardrail => "guardrail",
+            Self::Watch => "watch",
+        }
+    }
+    /// Parses the wire spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "primary" => Some(Self::Primary),
+            "guardrail" => Some(Self::Guardrail),
+            "watch" => Some(Self::Watch),
+            _ => None,
+        }
+    }
+}
 
 /// A candidate's verdict (`campaign.md` §1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -103,7 +173,6 @@ impl fmt::Display for Actor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Direction, Role};
 
     #[test]
     fn serde_uses_the_wire_spellings() {
