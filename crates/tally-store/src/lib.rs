@@ -1,6 +1,6 @@
 //! `tally-store`: durable storage for the campaign half — the backend-neutral [`Store`] trait,
 //! its SQLite implementation [`SqliteStore`] (versioned migrations, WAL, one transaction per
-//! write), and, behind the `test-support` feature, the conformance suite [`contract`] every
+//! write), and, behind the `test-support` feature, the conformance suite `contract` every
 //! backend must pass.
 //!
 //! It records and counts; it does not judge, schedule, or read `tally.toml` (the engine does),

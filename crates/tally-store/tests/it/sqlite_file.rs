@@ -1,6 +1,7 @@
 //! File-backed SQLite: reopening keeps everything, migrations from empty, refusing newer and
-//! foreign files, WAL with a second connection, the busy error, and a failing write that must
-//! roll back the measurement together with its units.
+//! foreign files, WAL with a second connection, the busy error, concurrent writers (threads
+//! sharing a store and separate connections), and a failing write that must roll back the
+//! measurement together with its units.
 
 use std::time::Duration;
 
@@ -286,4 +287,54 @@ fn a_second_connection_reads_while_the_first_writes_and_a_held_lock_is_busy() {
         .record_measurement(&sample_with_units(c, k, e, 1, 2))
         .unwrap();
     assert_eq!(writer.list_measurements(c).unwrap().len(), 2);
+}
+
+#[test]
+fn stores_and_errors_cross_threads() {
+    fn shareable<T: Send + Sync + 'static>() {}
+    shareable::<SqliteStore>();
+    shareable::<StoreError>();
+    shareable::<std::sync::Arc<dyn Store>>();
+}
+
+#[test]
+fn concurrent_writers_on_one_file_queue_instead_of_colliding() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tally.db");
+    let (c, k, e) = running_campaign(&SqliteStore::open(&path).unwrap());
+    let shared = std::sync::Arc::new(SqliteStore::open(&path).unwrap());
+    let writers: Vec<_> = (0..4u32)
+        .map(|w| {
+            let path = path.clone();
+            let shared = std::sync::Arc::clone(&shared);
+            std::thread::spawn(move || {
+                // Two writers share one store (one connection); two have their own
+                // connection, like separate processes.
+                let own = (w % 2 == 0).then(|| SqliteStore::open(&path).unwrap());
+                let store: &dyn Store = own.as_ref().map_or(&*shared as &dyn Store, |s| s);
+                (0..25u32)
+                    .map(|i| {
+                        store
+                            .record_measurement(&sample_with_units(c, k, e, w * 100 + i, 3))
+                            .unwrap()
+                            .id
+                            .0
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut ids: Vec<u64> = writers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=100).collect::<Vec<_>>(), "every id once");
+    let listed = shared.list_measurements(c).unwrap();
+    assert_eq!(listed.len(), 100);
+    assert!(
+        listed
+            .iter()
+            .all(|m| shared.units_of_measurement(m.id).unwrap()["tok_s"].len() == 3)
+    );
 }
