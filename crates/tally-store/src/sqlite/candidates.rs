@@ -1,0 +1,213 @@
+//! Candidate rows: queueing (numbered per campaign, parent = head), lookups, the pending queue,
+//! and verdict writes with their head update — including the rule that the loop never
+//! overwrites a verdict a person set (`campaign.md` §5.3).
+//!
+//! Deciding verdicts is the verdict rule's job; this module only records them.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use tally_model::{Actor, CampaignId, Candidate, CandidateId, Verdict};
+
+use super::campaigns;
+use super::codec::{CANDIDATE_COLUMNS, actor_to_sql, candidate_from_row};
+use crate::error::StoreError;
+use crate::records::{HeadUpdate, NewCandidate, VerdictWrite, VerdictWriteOutcome};
+
+pub(super) fn add(
+    conn: &Connection,
+    campaign: CampaignId,
+    new: &[NewCandidate],
+) -> Result<Vec<Candidate>, StoreError> {
+    let parent = campaigns::require(conn, campaign)?.head;
+    let first: u32 = conn
+        .prepare_cached(
+            "SELECT COALESCE(MAX(number), -1) + 1 FROM candidates WHERE campaign_id = ?1",
+        )?
+        .query_row([campaign.0], |row| row.get(0))?;
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO candidates (campaign_id, number, revision, parent, proposed_by, note, \
+         verdict, reason, verdict_set_by, judged_against, created_ms, judged_ms) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', NULL, NULL, NULL, ?7, NULL)",
+    )?;
+    let mut added = Vec::with_capacity(new.len());
+    for (offset, candidate) in new.iter().enumerate() {
+        if candidate.revision.trim().is_empty() {
+            return Err(StoreError::invalid(
+                format!("revision of new candidate {}", offset + 1),
+                "it is empty; pass the full commit id",
+            ));
+        }
+        if candidate.proposed_by.trim().is_empty() {
+            return Err(StoreError::invalid(
+                format!("proposed_by of {}", candidate.revision),
+                "it is empty; say who proposes the candidate",
+            ));
+        }
+        let number = u32::try_from(offset)
+            .ok()
+            .and_then(|o| first.checked_add(o))
+            .ok_or_else(|| StoreError::invalid("candidate number", "over 4294967295 candidates"))?;
+        insert.execute(params![
+            campaign.0,
+            number,
+            candidate.revision,
+            parent.map(|p| p.0),
+            candidate.proposed_by,
+            candidate.note,
+            candidate.created.0,
+        ])?;
+        added.push(Candidate {
+            campaign,
+            id: CandidateId(number),
+            revision: candidate.revision.clone(),
+            parent,
+            proposed_by: candidate.proposed_by.clone(),
+            note: candidate.note.clone(),
+            verdict: Verdict::Pending,
+            reason: None,
+            verdict_set_by: None,
+            judged_against: None,
+            created: candidate.created,
+            judged: None,
+        });
+    }
+    Ok(added)
+}
+
+pub(super) fn get(
+    conn: &Connection,
+    campaign: CampaignId,
+    id: CandidateId,
+) -> Result<Option<Candidate>, StoreError> {
+    let sql = format!(
+        "SELECT {CANDIDATE_COLUMNS} FROM candidates WHERE campaign_id = ?1 AND number = ?2"
+    );
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([campaign.0, u64::from(id.0)], candidate_from_row)
+        .optional()?)
+}
+
+/// The candidate, or `NoSuchCampaign` / `NoSuchCandidate`.
+pub(super) fn require(
+    conn: &Connection,
+    campaign: CampaignId,
+    id: CandidateId,
+) -> Result<Candidate, StoreError> {
+    match get(conn, campaign, id)? {
+        Some(candidate) => Ok(candidate),
+        None => {
+            campaigns::require(conn, campaign)?;
+            Err(StoreError::NoSuchCandidate {
+                campaign,
+                candidate: id,
+            })
+        }
+    }
+}
+
+pub(super) fn list(conn: &Connection, campaign: CampaignId) -> Result<Vec<Candidate>, StoreError> {
+    campaigns::require(conn, campaign)?;
+    let sql = format!(
+        "SELECT {CANDIDATE_COLUMNS} FROM candidates WHERE campaign_id = ?1 ORDER BY number"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([campaign.0], candidate_from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub(super) fn next_pending(
+    conn: &Connection,
+    campaign: CampaignId,
+) -> Result<Option<Candidate>, StoreError> {
+    campaigns::require(conn, campaign)?;
+    let sql = format!(
+        "SELECT {CANDIDATE_COLUMNS} FROM candidates \
+         WHERE campaign_id = ?1 AND verdict = 'pending' ORDER BY number LIMIT 1"
+    );
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([campaign.0], candidate_from_row)
+        .optional()?)
+}
+
+pub(super) fn set_verdict(
+    conn: &Connection,
+    campaign: CampaignId,
+    id: CandidateId,
+    write: &VerdictWrite,
+) -> Result<VerdictWriteOutcome, StoreError> {
+    let current_head = campaigns::require(conn, campaign)?.head;
+    let candidate = require(conn, campaign, id)?;
+    if let Actor::Person(name) = &write.by
+        && name.trim().is_empty()
+    {
+        return Err(StoreError::invalid(
+            format!("author of the verdict of {id}"),
+            "the person's name is empty; say who sets it",
+        ));
+    }
+    if write.by == Actor::Loop && candidate.is_hand_set() {
+        return Ok(VerdictWriteOutcome::HandSet(candidate));
+    }
+    if let Some(bar) = write.judged_against {
+        require(conn, campaign, bar)?;
+    }
+    let new_head = match write.head {
+        HeadUpdate::Unchanged => {
+            if current_head == Some(id) && write.verdict != Verdict::Keep {
+                return Err(StoreError::invalid(
+                    format!("verdict of {id}"),
+                    format!(
+                        "{id} is the head, and the head is always a keep; write {} with \
+                         HeadUpdate::Set naming the new head",
+                        write.verdict
+                    ),
+                ));
+            }
+            None
+        }
+        HeadUpdate::MakeHead { expected } => {
+            require_keep(id, write.verdict)?;
+            if current_head != expected {
+                return Ok(VerdictWriteOutcome::HeadMoved(current_head));
+            }
+            Some(Some(id))
+        }
+        HeadUpdate::Set(target) => {
+            match target {
+                Some(t) if t == id => require_keep(id, write.verdict)?,
+                Some(t) => require_keep(t, require(conn, campaign, t)?.verdict)?,
+                None => {}
+            }
+            Some(target)
+        }
+    };
+    let judged = write.verdict.is_judged();
+    conn.prepare_cached(
+        "UPDATE candidates SET verdict = ?3, reason = ?4, verdict_set_by = ?5, \
+         judged_against = ?6, judged_ms = ?7 WHERE campaign_id = ?1 AND number = ?2",
+    )?
+    .execute(params![
+        campaign.0,
+        id.0,
+        write.verdict.as_str(),
+        write.reason,
+        judged.then(|| actor_to_sql(&write.by)),
+        write.judged_against.map(|c| c.0),
+        judged.then_some(write.at.0),
+    ])?;
+    if let Some(head) = new_head {
+        campaigns::set_head(conn, campaign, head)?;
+    }
+    Ok(VerdictWriteOutcome::Applied(require(conn, campaign, id)?))
+}
+
+fn require_keep(id: CandidateId, verdict: Verdict) -> Result<(), StoreError> {
+    if verdict != Verdict::Keep {
+        return Err(StoreError::invalid(
+            "head",
+            format!("{id} would be the head with verdict {verdict}, and the head is always a keep"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,269 @@
+//! [`SqliteStore`]: the [`crate::Store`] on one SQLite file (default `.tally/tally.db`, chosen by
+//! the caller) or in memory.
+//!
+//! This module owns opening: pragmas (WAL journal, `synchronous`, `busy_timeout`, foreign keys),
+//! the versioned migrations (`migrations/sqlite/*.sql`, applied with `rusqlite_migration` in one
+//! transaction; a file from a newer tally is refused), and the transaction helpers every
+//! operation goes through: each write is one `BEGIN IMMEDIATE` transaction, each multi-query
+//! read one deferred transaction, and nothing stays open between calls, so a `kill -9` at any
+//! moment leaves the file consistent. The queries themselves live in the sibling modules.
+
+mod campaigns;
+mod candidates;
+mod codec;
+mod evaluations;
+mod measurements;
+mod store_impl;
+mod totals;
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, TransactionBehavior};
+use rusqlite_migration::{M, MigrationDefinitionError, Migrations};
+
+use crate::error::StoreError;
+
+/// The SQLite application id of a tally store (`"taly"`), set by the first migration.
+pub const APPLICATION_ID: i64 = 0x7461_6c79;
+
+/// Every migration, in order; the schema version is how many have been applied
+/// (`PRAGMA user_version`). Append only: never edit or reorder a released one.
+const MIGRATION_LIST: &[M<'static>] = &[M::up(include_str!(
+    "../../migrations/sqlite/0001_initial.sql"
+))];
+
+const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
+
+/// How hard SQLite works to keep a commit across a power cut (`PRAGMA synchronous`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Synchronous {
+    /// Every commit is on disk when it returns (the default).
+    #[default]
+    Full,
+    /// With WAL: safe against a process crash, the last commits may be lost on power loss.
+    Normal,
+    /// No syncing at all: only for filling throwaway databases fast (benchmarks).
+    Off,
+}
+
+impl Synchronous {
+    fn pragma_value(self) -> &'static str {
+        match self {
+            Self::Full => "FULL",
+            Self::Normal => "NORMAL",
+            Self::Off => "OFF",
+        }
+    }
+}
+
+/// Settings for [`SqliteStore::open_with`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SqliteOptions {
+    /// How long a call waits for another process's write lock before failing with
+    /// `StoreError::Busy` (default 5 s).
+    pub busy_timeout: Duration,
+    /// Durability of commits (default [`Synchronous::Full`]).
+    pub synchronous: Synchronous,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self {
+            busy_timeout: Duration::from_secs(5),
+            synchronous: Synchronous::Full,
+        }
+    }
+}
+
+/// The SQLite store. One connection behind a mutex: `Send + Sync`, calls are serialised.
+#[derive(Debug)]
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    path: String,
+    busy_timeout: Duration,
+}
+
+impl SqliteStore {
+    /// The newest schema version this build knows.
+    pub const SCHEMA_VERSION: usize = MIGRATION_LIST.len();
+
+    /// Opens (creating it if needed) the store at `path` with default options; `:memory:`
+    /// opens a private in-memory store. The directory must exist.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(path, &SqliteOptions::default())
+    }
+
+    /// A fresh in-memory store (tests).
+    pub fn open_in_memory() -> Result<Self, StoreError> {
+        Self::open(":memory:")
+    }
+
+    /// Opens the store at `path` with explicit options, migrating it to the newest schema.
+    pub fn open_with(path: impl AsRef<Path>, options: &SqliteOptions) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        let in_memory = path == Path::new(":memory:");
+        if !in_memory
+            && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && !dir.is_dir()
+        {
+            return Err(StoreError::invalid(
+                format!("store path {shown}"),
+                format!(
+                    "the directory {} does not exist; create it first",
+                    dir.display()
+                ),
+            ));
+        }
+        let open_err = |source| StoreError::Open {
+            path: shown.clone(),
+            source,
+        };
+        let mut conn = Connection::open(path).map_err(open_err)?;
+        conn.busy_timeout(options.busy_timeout).map_err(open_err)?;
+        check_identity(&conn, &shown).map_err(|e| locate(e, &shown, options.busy_timeout))?;
+        // journal_mode answers with the mode in force ("memory" for an in-memory database).
+        let _mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+            .map_err(open_err)?;
+        conn.pragma_update(None, "synchronous", options.synchronous.pragma_value())
+            .map_err(open_err)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(open_err)?;
+        MIGRATIONS
+            .to_latest(&mut conn)
+            .map_err(|source| match source {
+                rusqlite_migration::Error::MigrationDefinition(
+                    MigrationDefinitionError::DatabaseTooFarAhead,
+                ) => StoreError::SchemaTooNew {
+                    path: shown.clone(),
+                    found: user_version(&conn).unwrap_or(-1),
+                    known: Self::SCHEMA_VERSION,
+                },
+                source => StoreError::Migration {
+                    path: shown.clone(),
+                    source,
+                },
+            })?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path: shown,
+            busy_timeout: options.busy_timeout,
+        })
+    }
+
+    /// Where the store is (`:memory:` for an in-memory one).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The schema version of the open database (`PRAGMA user_version`).
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        user_version(&self.lock()).map_err(|e| self.locate(e.into()))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic inside a call drops its transaction (rolling it back) before the guard, so
+        // the connection behind a poisoned mutex is still sound.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn locate(&self, error: StoreError) -> StoreError {
+        locate(error, &self.path, self.busy_timeout)
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction, committed when `f` succeeds and rolled
+    /// back otherwise.
+    fn write<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.lock();
+        let run = || {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let out = f(&tx)?;
+            tx.commit()?;
+            Ok(out)
+        };
+        run().map_err(|e| self.locate(e))
+    }
+
+    /// Runs `f` in one deferred (read) transaction, so its queries see one snapshot.
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.lock();
+        let run = || {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+            let out = f(&tx)?;
+            tx.commit()?;
+            Ok(out)
+        };
+        run().map_err(|e| self.locate(e))
+    }
+}
+
+/// Fills in the store path of a database error, and turns "busy" into [`StoreError::Busy`].
+fn locate(error: StoreError, path: &str, busy_timeout: Duration) -> StoreError {
+    match error {
+        StoreError::Sqlite { path: p, source } if p.is_empty() => {
+            match source.sqlite_error_code() {
+                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy {
+                    path: path.to_owned(),
+                    timeout_ms: busy_timeout.as_millis(),
+                },
+                _ => StoreError::Sqlite {
+                    path: path.to_owned(),
+                    source,
+                },
+            }
+        }
+        other => other,
+    }
+}
+
+fn user_version(conn: &Connection) -> Result<i64, rusqlite::Error> {
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+}
+
+/// Refuses files that belong to another program, and files from a newer tally.
+fn check_identity(conn: &Connection, path: &str) -> Result<(), StoreError> {
+    let app_id: i64 = conn.query_row("PRAGMA application_id", [], |row| row.get(0))?;
+    let version = user_version(conn)?;
+    if app_id == 0 {
+        let tables: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |row| row.get(0),
+        )?;
+        if tables > 0 || version != 0 {
+            return Err(StoreError::NotATallyStore {
+                path: path.to_owned(),
+                found: app_id,
+            });
+        }
+    } else if app_id != APPLICATION_ID {
+        return Err(StoreError::NotATallyStore {
+            path: path.to_owned(),
+            found: app_id,
+        });
+    }
+    if version > SqliteStore::SCHEMA_VERSION as i64 {
+        return Err(StoreError::SchemaTooNew {
+            path: path.to_owned(),
+            found: version,
+            known: SqliteStore::SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}
+
+/// `SELECT COALESCE(MAX(id), 0) + 1` over a table with an `id` column: the next id, allocated
+/// inside the caller's write transaction (portable; no AUTOINCREMENT).
+fn next_id(conn: &Connection, table: &'static str) -> Result<u64, StoreError> {
+    let sql = format!("SELECT COALESCE(MAX(id), 0) + 1 FROM {table}");
+    Ok(conn.prepare_cached(&sql)?.query_row([], |row| row.get(0))?)
+}
