@@ -142,6 +142,7 @@ pub(crate) fn run_in_group(
         .process_group(0);
 
     let started = Instant::now();
+    let started_ticks = proc_scan::ticks_since_boot_with_slack();
     let mut child = process.spawn().map_err(|err| {
         format!(
             "could not start `{program}` in {}: {err}",
@@ -194,7 +195,7 @@ pub(crate) fn run_in_group(
     let _ = killpg(pgid, Signal::SIGKILL);
     let status = reap_leader(&mut child);
     let _ = waiter.join();
-    let strays = sweep(pgid, &command.marker);
+    let strays = sweep(pgid, &command.marker, started_ticks);
 
     // With every writer dead the pipes are at EOF; give the drains a bounded moment to finish.
     let drain_deadline = Instant::now() + DRAIN_GRACE;
@@ -307,13 +308,19 @@ fn reap_leader(child: &mut Child) -> Option<std::process::ExitStatus> {
 /// Kills, until none is left or the grace period ends, every live process in the group and
 /// every live process carrying the attempt's marker; reaps those that are our children (after
 /// [`become_child_subreaper`]). Returns the pids that survived.
-fn sweep(pgid: Pid, marker: &[u8]) -> Vec<i32> {
+fn sweep(pgid: Pid, marker: &[u8], started_ticks: u64) -> Vec<i32> {
     let deadline = Instant::now() + STRAY_GRACE;
     let mut pause = Duration::from_millis(1);
     let mut escapees = Vec::new();
+    let markers = [marker.to_vec()];
+    let search = proc_scan::Search {
+        pgid: Some(pgid.as_raw()),
+        markers: &markers,
+        started_since_ticks: started_ticks,
+    };
     let live = loop {
         reap_group_zombies(pgid);
-        let live = proc_scan::live_processes(pgid.as_raw(), marker);
+        let live = proc_scan::live_processes(search);
         if live.is_empty() || Instant::now() >= deadline {
             break live;
         }
