@@ -77,12 +77,10 @@ pub enum RunnerError {
         /// Who holds it, as far as the lock file says.
         holder: LockHolder,
     },
-    /// A system call on a process group failed unexpectedly.
-    #[error("process group {pgid}: {call} failed: {errno}")]
-    Process {
-        /// The process group id.
-        pgid: i32,
-        /// The call (`killpg`, `waitid`, ...).
+    /// A system call failed unexpectedly.
+    #[error("`{call}` failed: {errno}")]
+    System {
+        /// The call, e.g. `prctl(PR_SET_CHILD_SUBREAPER)`.
         call: &'static str,
         /// The error number.
         errno: nix::errno::Errno,

@@ -61,6 +61,8 @@ const STRAY_GRACE: Duration = Duration::from_secs(5);
 /// How long to wait for the drain threads once the processes are gone (a pipe held open by a
 /// process we could not kill would otherwise block forever).
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// Timeouts are capped here (ten years) so the deadline never overflows.
+const LONGEST_TIMEOUT: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 /// Bytes of stderr kept for the failure sentence (enough for the last 500 characters).
 const STDERR_TAIL_BYTES: usize = 4 * crate::outcome::STDERR_TAIL_CHARS + 4;
 
@@ -68,8 +70,7 @@ const STDERR_TAIL_BYTES: usize = 4 * crate::outcome::STDERR_TAIL_CHARS + 4;
 /// evaluate command whose parent dies are re-parented to this process instead of init, so the
 /// runner reaps every process of a sample itself. Process-wide; call once at start-up.
 pub fn become_child_subreaper() -> Result<(), RunnerError> {
-    nix::sys::prctl::set_child_subreaper(true).map_err(|errno| RunnerError::Process {
-        pgid: 0,
+    nix::sys::prctl::set_child_subreaper(true).map_err(|errno| RunnerError::System {
         call: "prctl(PR_SET_CHILD_SUBREAPER)",
         errno,
     })
@@ -167,7 +168,8 @@ pub(crate) fn run_in_group(
     let (wake_tx, wake_rx) = channel();
     let listening = cancel.listen(wake_tx.clone());
     let waiter = spawn_waiter(pgid, wake_tx);
-    let deadline = started + command.timeout;
+    // A timeout so large that the deadline is not representable means "no limit" in practice.
+    let deadline = started + command.timeout.min(LONGEST_TIMEOUT);
     let mut killed_for = None;
     if cancel.is_cancelled() {
         killed_for = Some(End::Cancelled);
@@ -232,10 +234,11 @@ pub(crate) fn run_in_group(
 }
 
 fn create_log(path: &Path) -> Result<fs_err::File, String> {
+    let why = |err: std::io::Error| format!("could not create the log file: {err}");
     if let Some(parent) = path.parent() {
-        fs_err::create_dir_all(parent).map_err(|err| err.to_string())?;
+        fs_err::create_dir_all(parent).map_err(why)?;
     }
-    fs_err::File::create(path).map_err(|err| err.to_string())
+    fs_err::File::create(path).map_err(why)
 }
 
 enum Sink {

@@ -20,7 +20,7 @@
 //! a command that writes through a link changes the user's file. `git worktree remove` deletes the
 //! link, never its target.
 //!
-//! Deliberately absent: running anything in the checkout ([`crate::group`]) and deciding *when*
+//! Deliberately absent: running anything in the checkout (the `group` module) and deciding *when*
 //! samples happen (the engine).
 
 use std::path::{Component, Path, PathBuf};

@@ -209,3 +209,34 @@ fn uncommitted_changes_to_the_script_are_not_evaluated_and_are_detectable() {
     ];
     assert_eq!(fx.git.uncommitted(&paths).unwrap(), ["evaluate.sh"]);
 }
+
+#[test]
+fn the_bar_side_is_announced_and_a_huge_timeout_is_no_limit() {
+    let fx = Fixture::new(&[(
+        "evaluate.sh",
+        "#!/bin/sh\necho \"env $TALLY_SIDE $TALLY_SAMPLE\"\n",
+    )]);
+    let mut request = fx.request(&["./evaluate.sh"]);
+    request.side = tally_runner::Side::Bar;
+    request.sample = 0;
+    request.command.timeout = Duration::MAX;
+    let attempt = fx.runner().run_attempt(&request, 1, &CancelToken::new());
+    assert!(attempt.is_success(), "{:?}", attempt.error());
+    let logs = attempt.logs.unwrap();
+    assert_eq!(logs.stdout, fx.log_dir().join("bar-0-a1.stdout.log"));
+    assert_eq!(std::fs::read_to_string(logs.stdout).unwrap(), "env bar 0\n");
+}
+
+#[test]
+fn an_empty_evaluate_command_cannot_start() {
+    let fx = Fixture::new(&[]);
+    let attempt = fx
+        .runner()
+        .run_attempt(&fx.request(&[]), 1, &CancelToken::new());
+    assert_eq!(
+        attempt.outcome,
+        Outcome::SpawnFailed("the evaluate command is empty".into())
+    );
+    assert_eq!(attempt.error().unwrap(), "the evaluate command is empty");
+    fx.assert_clean();
+}
