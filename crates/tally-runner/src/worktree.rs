@@ -6,8 +6,9 @@
 //! `sample-<side>-<index>-a<attempt>-<pid>-<seq>/`, containing `checkout/` (a detached
 //! `git worktree`) and, next to it, the path given to the command as `TALLY_UNITS_FILE`
 //! (`units.json`, outside the checkout, not created by tally). A [`Checkout`] removes its
-//! directory when dropped (`git worktree remove --force`, then a plain recursive delete if git
-//! could not, then `git worktree prune`), so an early return or a panic cleans up too; a process
+//! directory when dropped (the checkout and its `.git/worktrees/<id>` entry, deleted directly
+//! when they point at each other, else through `git worktree remove --force` and
+//! `git worktree prune`), so an early return or a panic cleans up too; a process
 //! killed outright leaves its directory behind, and [`prune_leftovers`] (called at start, under
 //! the campaign's run lock) kills any process still running from it and removes it.
 //!
@@ -17,8 +18,8 @@
 //! the user, a read-only bind mount needs root, and copying with mode 0444 would duplicate
 //! multi-gigabyte weights for every sample. So the contract (documented in
 //! `docs/evaluate-protocol.md`) is that evaluate commands treat linked paths as read-only inputs;
-//! a command that writes through a link changes the user's file. `git worktree remove` deletes the
-//! link, never its target.
+//! a command that writes through a link changes the user's file. Removing a checkout deletes the
+//! link, never its target (neither our recursive delete nor git's follows symbolic links).
 //!
 //! Deliberately absent: running anything in the checkout (the `group` module) and deciding *when*
 //! samples happen (the engine).
