@@ -1,0 +1,318 @@
+//! How an attempt ended ([`Outcome`]) and why it failed ([`Failure`], one sentence each).
+//!
+//! Owns the classification of `campaign.md` §3.1: the process outcome decides first (timeout,
+//! cancellation, a signal, a non-zero exit, a command that could not start, a checkout that could
+//! not be made); a clean exit then fails when a required metric was not printed, and then when the
+//! units file is bad. The retry rule lives here too: only a leader killed by SIGTERM, SIGINT,
+//! SIGHUP or SIGKILL that tally did not send is worth a second attempt.
+//!
+//! Deliberately absent: processes and files — the inputs arrive as values, so the fake runner
+//! classifies canned results exactly as the real one classifies real ones.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+
+use crate::units::{Units, parse_units};
+
+/// How many characters of stderr a non-zero exit quotes.
+pub const STDERR_TAIL_CHARS: usize = 500;
+
+/// How one attempt's process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The command exited with this status code (0 is success as far as the process goes).
+    Exited(i32),
+    /// The command's leader was killed by this signal, which tally did not send (signals tally
+    /// sends are reported as [`TimedOut`](Self::TimedOut) or [`Cancelled`](Self::Cancelled)).
+    Signalled(i32),
+    /// It ran past the timeout and tally killed its process group.
+    TimedOut,
+    /// The cancellation token fired (Ctrl-C) and tally killed its process group, or it fired
+    /// before the command started.
+    Cancelled,
+    /// The command could not be started (the text says why).
+    SpawnFailed(String),
+    /// The checkout could not be made (the text says why); nothing ran.
+    CheckoutFailed(String),
+}
+
+impl Outcome {
+    /// Whether the command was killed by a signal from outside that warrants one retry
+    /// (SIGTERM, SIGINT, SIGHUP or SIGKILL, none of them sent by tally).
+    pub fn killed_from_outside(&self) -> bool {
+        let retryable = [
+            Signal::SIGTERM,
+            Signal::SIGINT,
+            Signal::SIGHUP,
+            Signal::SIGKILL,
+        ];
+        matches!(self, Self::Signalled(sig) if retryable.iter().any(|s| *s as i32 == *sig))
+    }
+}
+
+/// Why an attempt failed. [`Display`](fmt::Display) gives the one-sentence `error` that the
+/// store keeps with the measurement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// Ran past `evaluate_timeout`.
+    TimedOut {
+        /// The limit it ran into.
+        limit: Duration,
+    },
+    /// Exited with a non-zero status.
+    ExitStatus {
+        /// The status code.
+        code: i32,
+        /// The last [`STDERR_TAIL_CHARS`] characters of stderr (trailing whitespace trimmed).
+        stderr_tail: String,
+    },
+    /// Killed by a signal tally did not send.
+    Signal {
+        /// The signal number.
+        signal: i32,
+    },
+    /// Exited 0 without printing every required metric.
+    MissingMetrics {
+        /// The missing names, sorted.
+        names: Vec<String>,
+    },
+    /// Exited 0 with a units file that does not check out.
+    BadUnits {
+        /// Why, one clause.
+        why: String,
+    },
+    /// The checkout could not be made.
+    Checkout {
+        /// Why (git's message).
+        why: String,
+    },
+    /// The command could not be started.
+    Spawn {
+        /// Why.
+        why: String,
+    },
+    /// Stopped by the cancellation token (Ctrl-C).
+    Interrupted,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TimedOut { limit } => write!(
+                f,
+                "the evaluate command timed out after {} s (evaluate_timeout) and its process \
+                 group was killed",
+                limit.as_secs_f64()
+            ),
+            Self::ExitStatus { code, stderr_tail } if stderr_tail.is_empty() => write!(
+                f,
+                "the evaluate command exited with status {code} and wrote nothing on stderr"
+            ),
+            Self::ExitStatus { code, stderr_tail } => write!(
+                f,
+                "the evaluate command exited with status {code}; stderr ends with: {}",
+                stderr_tail.replace("\r\n", "\n").replace('\n', " | ")
+            ),
+            Self::Signal { signal } => write!(
+                f,
+                "the evaluate command was killed by signal {signal} ({}), not sent by tally",
+                signal_name(*signal)
+            ),
+            Self::MissingMetrics { names } => write!(
+                f,
+                "the evaluate command exited 0 but did not print the required metric{} {} \
+                 (expected a stdout line `METRIC {}=<number>`)",
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", "),
+                names.first().map_or("name", String::as_str)
+            ),
+            Self::BadUnits { why } => write!(f, "bad units file: {why}"),
+            Self::Checkout { why } => write!(f, "could not check out the revision: {why}"),
+            Self::Spawn { why } => f.write_str(why),
+            Self::Interrupted => f.write_str("interrupted"),
+        }
+    }
+}
+
+/// `SIGTERM`-style name of a signal number, or `unknown signal`.
+pub fn signal_name(signal: i32) -> &'static str {
+    Signal::try_from(signal).map_or("unknown signal", Signal::as_str)
+}
+
+/// The last `STDERR_TAIL_CHARS` characters of stderr, trailing whitespace trimmed.
+pub(crate) fn stderr_tail(stderr: &str) -> String {
+    let trimmed = stderr.trim_end();
+    let count = trimmed.chars().count();
+    trimmed
+        .chars()
+        .skip(count.saturating_sub(STDERR_TAIL_CHARS))
+        .collect()
+}
+
+/// Everything the classification needs about one finished process.
+#[derive(Debug)]
+pub(crate) struct Finished<'a> {
+    pub outcome: &'a Outcome,
+    pub timeout: Duration,
+    pub stderr: &'a str,
+    pub metrics: &'a BTreeMap<String, f64>,
+    pub required: &'a [String],
+    /// The units file: `None` when it was not written, `Some(Err)` when it could not be read.
+    pub units_file: Option<Result<String, String>>,
+}
+
+/// Classifies a finished process: `Ok(units)` on success, `Err(failure)` otherwise.
+pub(crate) fn classify(done: Finished<'_>) -> Result<Option<Units>, Failure> {
+    match done.outcome {
+        Outcome::Exited(0) => {}
+        Outcome::Exited(code) => {
+            return Err(Failure::ExitStatus {
+                code: *code,
+                stderr_tail: stderr_tail(done.stderr),
+            });
+        }
+        Outcome::Signalled(signal) => return Err(Failure::Signal { signal: *signal }),
+        Outcome::TimedOut => {
+            return Err(Failure::TimedOut {
+                limit: done.timeout,
+            });
+        }
+        Outcome::Cancelled => return Err(Failure::Interrupted),
+        Outcome::SpawnFailed(why) => return Err(Failure::Spawn { why: why.clone() }),
+        Outcome::CheckoutFailed(why) => return Err(Failure::Checkout { why: why.clone() }),
+    }
+    let mut missing: Vec<String> = done
+        .required
+        .iter()
+        .filter(|n| !done.metrics.contains_key(*n))
+        .cloned()
+        .collect();
+    if !missing.is_empty() {
+        missing.sort();
+        missing.dedup();
+        return Err(Failure::MissingMetrics { names: missing });
+    }
+    match done.units_file {
+        None => Ok(None),
+        Some(Err(why)) => Err(Failure::BadUnits {
+            why: format!("it could not be read ({why})"),
+        }),
+        Some(Ok(text)) => parse_units(&text, done.metrics)
+            .map(Some)
+            .map_err(|why| Failure::BadUnits { why }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finished<'a>(outcome: &'a Outcome, metrics: &'a BTreeMap<String, f64>) -> Finished<'a> {
+        Finished {
+            outcome,
+            timeout: Duration::from_secs(600),
+            stderr: "",
+            metrics,
+            required: &[],
+            units_file: None,
+        }
+    }
+
+    #[test]
+    fn each_failure_is_one_sentence() {
+        let none = BTreeMap::new();
+        let fail = |outcome: Outcome| classify(finished(&outcome, &none)).unwrap_err().to_string();
+        assert_eq!(
+            fail(Outcome::TimedOut),
+            "the evaluate command timed out after 600 s (evaluate_timeout) and its process group \
+             was killed"
+        );
+        assert_eq!(
+            fail(Outcome::Signalled(15)),
+            "the evaluate command was killed by signal 15 (SIGTERM), not sent by tally"
+        );
+        assert_eq!(fail(Outcome::Cancelled), "interrupted");
+        assert_eq!(
+            fail(Outcome::CheckoutFailed("fatal: bad object".into())),
+            "could not check out the revision: fatal: bad object"
+        );
+        assert_eq!(
+            fail(Outcome::Exited(2)),
+            "the evaluate command exited with status 2 and wrote nothing on stderr"
+        );
+    }
+
+    #[test]
+    fn a_non_zero_exit_quotes_the_last_500_characters_of_stderr() {
+        let none = BTreeMap::new();
+        let stderr = format!("{}\nTraceback: boom\n\n", "x".repeat(1000));
+        let outcome = Outcome::Exited(1);
+        let mut done = finished(&outcome, &none);
+        done.stderr = &stderr;
+        let Failure::ExitStatus { stderr_tail, .. } = classify(done).unwrap_err() else {
+            panic!("expected an exit status failure");
+        };
+        assert_eq!(stderr_tail.chars().count(), 500);
+        assert!(stderr_tail.ends_with("x\nTraceback: boom"));
+        let sentence = Failure::ExitStatus {
+            code: 1,
+            stderr_tail: "a\nb".into(),
+        }
+        .to_string();
+        assert_eq!(
+            sentence,
+            "the evaluate command exited with status 1; stderr ends with: a | b"
+        );
+    }
+
+    #[test]
+    fn required_metrics_are_checked_after_a_clean_exit_only() {
+        let metrics: BTreeMap<String, f64> = [("a".to_owned(), 1.0)].into();
+        let required = ["c".to_owned(), "a".to_owned(), "b".to_owned()];
+        let outcome = Outcome::Exited(0);
+        let mut done = finished(&outcome, &metrics);
+        done.required = &required;
+        assert_eq!(
+            classify(done).unwrap_err().to_string(),
+            "the evaluate command exited 0 but did not print the required metrics b, c \
+             (expected a stdout line `METRIC b=<number>`)"
+        );
+        let outcome = Outcome::Exited(3);
+        let mut done = finished(&outcome, &metrics);
+        done.required = &required;
+        assert!(matches!(
+            classify(done),
+            Err(Failure::ExitStatus { code: 3, .. })
+        ));
+    }
+
+    #[test]
+    fn units_are_checked_last() {
+        let metrics: BTreeMap<String, f64> = [("a".to_owned(), 2.0)].into();
+        let outcome = Outcome::Exited(0);
+        let mut done = finished(&outcome, &metrics);
+        done.units_file = Some(Ok(r#"{"a": {"u1": 1, "u2": 1}}"#.into()));
+        assert_eq!(classify(done).unwrap().unwrap()["a"].len(), 2);
+        let mut done = finished(&outcome, &metrics);
+        done.units_file = Some(Ok(r#"{"a": {}}"#.into()));
+        assert_eq!(
+            classify(done).unwrap_err().to_string(),
+            "bad units file: metric `a` has no units"
+        );
+    }
+
+    #[test]
+    fn only_outside_termination_signals_are_retried() {
+        assert!(Outcome::Signalled(15).killed_from_outside());
+        assert!(Outcome::Signalled(9).killed_from_outside());
+        assert!(Outcome::Signalled(2).killed_from_outside());
+        assert!(Outcome::Signalled(1).killed_from_outside());
+        assert!(!Outcome::Signalled(11).killed_from_outside());
+        assert!(!Outcome::TimedOut.killed_from_outside());
+        assert!(!Outcome::Cancelled.killed_from_outside());
+        assert!(!Outcome::Exited(143).killed_from_outside());
+    }
+}

@@ -1,0 +1,8 @@
+//! Integration tests of `tally-runner` on real temporary git repositories and real processes.
+
+mod evaluate;
+mod fixture;
+mod lock;
+mod processes;
+mod scripted;
+mod worktrees;
