@@ -237,6 +237,7 @@ pub fn account_gpu_time(graph: &CorrelationGraph) -> Result<RunAccounting> {
     let mut iteration_groups: Vec<(u32, u32)> = Vec::new();
     let mut unattributed = Vec::new();
     let mut unmeasured = Vec::new();
+    let mut last_iteration: Option<(&EntityRef, Option<usize>)> = None;
 
     for entry in graph.activities() {
         let activity = entry.body();
@@ -265,18 +266,25 @@ pub fn account_gpu_time(graph: &CorrelationGraph) -> Result<RunAccounting> {
                     (devices.len() - 1) as u32
                 })
             });
-        let group = activity
-            .iteration_ref
-            .as_ref()
-            .and_then(|r| graph.iterations().position_of(r))
-            .map(|iteration| {
-                let key = (iteration as u64) << 32 | u64::from(device);
-                *iteration_group.entry(key).or_insert_with(|| {
-                    iteration_groups.push((iteration as u32, device));
-                    by_iteration.tallies.push(Tally::default());
-                    (iteration_groups.len() - 1) as u32
-                })
-            });
+        let iteration = activity.iteration_ref.as_ref().and_then(|r| {
+            // Trace activities come in runs of one iteration: try the previous one first.
+            match last_iteration {
+                Some((previous, position)) if previous == r => position,
+                _ => {
+                    let position = graph.iterations().position_of(r);
+                    last_iteration = Some((r, position));
+                    position
+                }
+            }
+        });
+        let group = iteration.map(|iteration| {
+            let key = ((iteration as u64) << 32) | u64::from(device);
+            *iteration_group.entry(key).or_insert_with(|| {
+                iteration_groups.push((iteration as u32, device));
+                by_iteration.tallies.push(Tally::default());
+                (iteration_groups.len() - 1) as u32
+            })
+        });
         let mut summed: u64 = 0;
         let mut overflowed = false;
         busy_intervals(activity, start, end, |interval| {

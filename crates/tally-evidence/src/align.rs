@@ -34,15 +34,17 @@ pub struct AlignedTimestamp {
 }
 
 /// The alignments from `from` to `to` whose window covers `ts` (`valid_from_ns ≤ ts <
-/// valid_to_ns`, a null side open), in input order.
+/// valid_to_ns`, a null side open), in input order. Pass
+/// [`CorrelationGraph::sorted_alignments`](crate::CorrelationGraph::sorted_alignments) for the
+/// reference's order.
 pub fn covering_alignments<'a>(
     ts: Nanos,
     from: &str,
     to: &str,
-    alignments: &'a [ResolvedEvent<ClockAlignmentEvent>],
+    alignments: impl IntoIterator<Item = &'a ResolvedEvent<ClockAlignmentEvent>>,
 ) -> Vec<&'a ResolvedEvent<ClockAlignmentEvent>> {
     alignments
-        .iter()
+        .into_iter()
         .filter(|a| {
             let b = a.body();
             *b.from_clock_domain == *from
@@ -85,11 +87,11 @@ pub fn alignment_offset_bounds(alignment: &ResolvedEvent<ClockAlignmentEvent>) -
 /// alignments cover `ts` (see [`covering_alignments`] to tell which). Equal domain names need no
 /// alignment: `(ts, 0, to)`. Otherwise, with `(low, high)` from [`alignment_offset_bounds`],
 /// `half = ⌊(high − low + 1) / 2⌋` and the result is `ts + high − half` ± `half`.
-pub fn align_timestamp(
+pub fn align_timestamp<'a>(
     ts: Nanos,
     from: &str,
     to: &str,
-    alignments: &[ResolvedEvent<ClockAlignmentEvent>],
+    alignments: impl IntoIterator<Item = &'a ResolvedEvent<ClockAlignmentEvent>>,
 ) -> Result<AlignedTimestamp> {
     if ts < 0 {
         return Err(Error::refused("timestamp_ns must be non-negative"));

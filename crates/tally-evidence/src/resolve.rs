@@ -4,27 +4,27 @@
 //! a time (legacy records are skipped), then [`Resolver::finish`]. Order matters for the first
 //! `run_id` and for which conflict is reported first, so pushing is sequential; it is cheap:
 //!
-//! - the run check compares one string;
-//! - event identity `(session_id, producer_id, event_id)` is kept as a 128-bit XXH3 hash mapped
-//!   to the record's content fingerprint (32 bytes per distinct identity). A redelivered
-//!   duplicate is recognised there and costs nothing further; a different record under a known
-//!   identity is `conflicting event identity`. Two identities colliding on 128 bits is accepted
-//!   with the same ~2⁻¹²⁸ risk as the content fingerprints (see [`crate::fingerprint`]);
-//! - entities are filed into [`EntityTable`]s whose exact index stores no key copies;
+//! - the run check compares one string (usually one pointer);
+//! - event identity `(session_id, producer_id, event_id)` is looked up in an exact index whose
+//!   slots point at the kept events themselves (8 bytes per identity, see `identity`). A
+//!   redelivered duplicate is recognised there and dropped, costing nothing further; a different
+//!   record under a known identity is `conflicting event identity`;
+//! - entities are filed into [`EntityTable`]s (chunked storage that never moves, with an exact
+//!   index that stores no key copies);
 //! - contexts are interned: equal contexts end up sharing one allocation, whatever the reader did
 //!   (a pointer check when they already are shared, one context fingerprint when not).
 //!
 //! Nothing here reads files, measures time or spawns threads; accounting is [`crate::account`].
 
+mod identity;
 mod table;
 mod unresolved;
 
 use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use xxhash_rust::xxh3::xxh3_128;
 
-pub use table::{EntityTable, ResolvedEvent};
+pub use table::{EntityTable, Iter, ResolvedEvent};
 pub use unresolved::{ReferenceKind, UnresolvedReference};
 
 use crate::error::{Error, Origin, Result};
@@ -33,6 +33,7 @@ use crate::model::{
     ActivityReferenceEvent, ClockAlignmentEvent, CorrelationContext, CorrelationEvent, EntityRef,
     EventBody, InferenceRecord, IterationEvent, MembershipEvent, RequestEvent, StageEvent, Text,
 };
+use identity::{Identities, IdentityView, Location, SideIdentity, TableKind, identity_hash};
 use table::{Filed, Keyed};
 
 /// The sizes of the six entity tables (what `--json` prints as `counts`).
@@ -55,19 +56,42 @@ pub struct GraphCounts {
 /// The resolved artifact: run id, the six entity tables and the unresolved references.
 ///
 /// Tables keep the first-appearance order of their keys, each holding the representative with
-/// the smallest `event_id` among equal records. Memberships and alignments are sorted by
-/// `(session_id, producer_id, event_id)` of the kept event, as the reference returns them.
+/// the smallest `event_id` among equal records. The reference returns memberships and
+/// alignments sorted by `(session_id, producer_id, event_id)` of the kept event; that order is
+/// available as [`sorted_memberships`](Self::sorted_memberships) and
+/// [`sorted_alignments`](Self::sorted_alignments).
 #[derive(Clone, Debug, Default)]
 pub struct CorrelationGraph {
     run_id: Option<Text>,
     requests: EntityTable<RequestEvent>,
     iterations: EntityTable<IterationEvent>,
     stages: EntityTable<StageEvent>,
-    memberships: Vec<ResolvedEvent<MembershipEvent>>,
+    memberships: EntityTable<MembershipEvent>,
+    membership_order: Vec<u32>,
     activities: EntityTable<ActivityReferenceEvent>,
-    alignments: Vec<ResolvedEvent<ClockAlignmentEvent>>,
+    alignments: EntityTable<ClockAlignmentEvent>,
+    alignment_order: Vec<u32>,
     unresolved: Vec<UnresolvedReference>,
 }
+
+/// Iterator over a table in a precomputed order (see [`CorrelationGraph::sorted_memberships`]).
+#[derive(Clone, Debug)]
+pub struct Sorted<'a, B> {
+    table: &'a EntityTable<B>,
+    order: std::slice::Iter<'a, u32>,
+}
+
+impl<'a, B> Iterator for Sorted<'a, B> {
+    type Item = &'a ResolvedEvent<B>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.order.next().map(|&p| &self.table[p as usize])
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.order.size_hint()
+    }
+}
+
+impl<B> ExactSizeIterator for Sorted<'_, B> {}
 
 impl CorrelationGraph {
     /// The run of the first correlation record; `None` when there was none.
@@ -86,26 +110,40 @@ impl CorrelationGraph {
     pub fn stages(&self) -> &EntityTable<StageEvent> {
         &self.stages
     }
-    /// Memberships, sorted by `(session_id, producer_id, event_id)`.
-    pub fn memberships(&self) -> &[ResolvedEvent<MembershipEvent>] {
+    /// Memberships keyed by `(request_ref, attempt_ref, iteration_ref, role)`, in
+    /// first-appearance order.
+    pub fn memberships(&self) -> &EntityTable<MembershipEvent> {
         &self.memberships
+    }
+    /// Memberships sorted by `(session_id, producer_id, event_id)` (the reference's order).
+    pub fn sorted_memberships(&self) -> Sorted<'_, MembershipEvent> {
+        Sorted {
+            table: &self.memberships,
+            order: self.membership_order.iter(),
+        }
     }
     /// The memberships of one iteration, in sorted order.
     pub fn memberships_of<'a>(
         &'a self,
         iteration: &'a EntityRef,
     ) -> impl Iterator<Item = &'a ResolvedEvent<MembershipEvent>> + 'a {
-        self.memberships
-            .iter()
+        self.sorted_memberships()
             .filter(move |m| m.body().iteration_ref == *iteration)
     }
     /// Activities keyed by `activity_ref`.
     pub fn activities(&self) -> &EntityTable<ActivityReferenceEvent> {
         &self.activities
     }
-    /// Clock alignments, sorted by `(session_id, producer_id, event_id)`.
-    pub fn alignments(&self) -> &[ResolvedEvent<ClockAlignmentEvent>] {
+    /// Clock alignments keyed by their values, session and producer, in first-appearance order.
+    pub fn alignments(&self) -> &EntityTable<ClockAlignmentEvent> {
         &self.alignments
+    }
+    /// Clock alignments sorted by `(session_id, producer_id, event_id)` (the reference's order).
+    pub fn sorted_alignments(&self) -> Sorted<'_, ClockAlignmentEvent> {
+        Sorted {
+            table: &self.alignments,
+            order: self.alignment_order.iter(),
+        }
     }
     /// References to missing entities, in the reference's order (§4.3).
     pub fn unresolved(&self) -> &[UnresolvedReference] {
@@ -151,6 +189,36 @@ impl ContextInterner {
     }
 }
 
+/// Where [`Tables::file`] put an event's identity.
+enum Placed {
+    /// The event is the kept representative at this table position.
+    Entity(TableKind, u32),
+    /// The event is the new representative at this position; the one it replaced must become a
+    /// side identity.
+    Replaced(TableKind, u32, SideIdentity),
+    /// The event is kept in no table (artifact, capabilities, or a losing duplicate).
+    Side(SideIdentity),
+}
+
+fn side_identity<B>(entry: &ResolvedEvent<B>) -> SideIdentity {
+    SideIdentity {
+        session_id: entry.context().session_id.clone(),
+        producer_id: entry.context().producer_id.clone(),
+        event_id: entry.event_id().clone(),
+        fingerprint: entry.fingerprint(),
+    }
+}
+
+fn view_of<B>(table: &EntityTable<B>, position: u32) -> IdentityView<'_> {
+    let entry = &table[position as usize];
+    IdentityView {
+        session_id: &entry.context().session_id,
+        producer_id: &entry.context().producer_id,
+        event_id: entry.event_id(),
+        fingerprint: entry.fingerprint(),
+    }
+}
+
 /// The entity tables while records are being pushed.
 #[derive(Debug, Default)]
 struct Tables {
@@ -162,29 +230,41 @@ struct Tables {
     alignments: EntityTable<ClockAlignmentEvent>,
 }
 
-/// Files `entry` in `table`: a new key is appended; a known key must carry an equal record, of
-/// which the smallest `event_id` is kept in place.
+/// Files `entry` in `entities`: a new key is appended; a known key must carry an equal record,
+/// of which the smallest `event_id` is kept in place.
 fn file_entity<B: Keyed>(
-    table: &mut EntityTable<B>,
+    entities: &mut EntityTable<B>,
+    kind: TableKind,
     entry: ResolvedEvent<B>,
-    origin: Origin,
-) -> Result<()> {
-    match table::file(table, entry) {
-        Some(Filed::Inserted) => Ok(()),
+    origin: &Origin,
+) -> Result<Placed> {
+    match table::file(entities, entry) {
+        Some(Filed::Inserted(position)) => Ok(Placed::Entity(kind, position)),
         Some(Filed::Existing(position, offered)) => {
-            let kept = table.entry_mut(position);
+            let kept = entities.entry_mut(position);
             if kept.fingerprint() != offered.fingerprint() {
-                return Err(Error::ConflictingEntityIdentity { origin });
+                return Err(Error::ConflictingEntityIdentity {
+                    origin: origin.clone(),
+                });
             }
             if **offered.event_id() < **kept.event_id() {
-                *kept = offered;
+                let replaced = std::mem::replace(kept, offered);
+                Ok(Placed::Replaced(kind, position, side_identity(&replaced)))
+            } else {
+                Ok(Placed::Side(side_identity(&offered)))
             }
-            Ok(())
         }
-        None => Err(Error::OutOfRange {
-            origin,
-            message: "more than 4294967294 entities of one kind; split the artifact".into(),
-        }),
+        None => Err(too_many(origin.clone())),
+    }
+}
+
+fn too_many(origin: Origin) -> Error {
+    Error::OutOfRange {
+        origin,
+        message: format!(
+            "more than {} distinct records of one kind; split the artifact",
+            table::MAX_ENTITIES
+        ),
     }
 }
 
@@ -193,8 +273,8 @@ impl Tables {
         &mut self,
         event: CorrelationEvent,
         contexts: &mut ContextInterner,
-        origin: Origin,
-    ) -> Result<()> {
+        origin: &Origin,
+    ) -> Result<Placed> {
         let fingerprint = event.fingerprint();
         let (context, event_id, metadata, body) = event.into_parts();
         macro_rules! entry {
@@ -208,14 +288,41 @@ impl Tables {
                 )
             };
         }
+        use TableKind as K;
         match body {
-            EventBody::Artifact(_) | EventBody::Capabilities(_) => Ok(()),
-            EventBody::Request(b) => file_entity(&mut self.requests, entry!(b), origin),
-            EventBody::Iteration(b) => file_entity(&mut self.iterations, entry!(b), origin),
-            EventBody::Stage(b) => file_entity(&mut self.stages, entry!(b), origin),
-            EventBody::Membership(b) => file_entity(&mut self.memberships, entry!(b), origin),
-            EventBody::Activity(b) => file_entity(&mut self.activities, entry!(b), origin),
-            EventBody::ClockAlignment(b) => file_entity(&mut self.alignments, entry!(b), origin),
+            EventBody::Artifact(_) | EventBody::Capabilities(_) => Ok(Placed::Side(SideIdentity {
+                session_id: context.session_id.clone(),
+                producer_id: context.producer_id.clone(),
+                event_id,
+                fingerprint,
+            })),
+            EventBody::Request(b) => {
+                file_entity(&mut self.requests, K::Requests, entry!(b), origin)
+            }
+            EventBody::Iteration(b) => {
+                file_entity(&mut self.iterations, K::Iterations, entry!(b), origin)
+            }
+            EventBody::Stage(b) => file_entity(&mut self.stages, K::Stages, entry!(b), origin),
+            EventBody::Membership(b) => {
+                file_entity(&mut self.memberships, K::Memberships, entry!(b), origin)
+            }
+            EventBody::Activity(b) => {
+                file_entity(&mut self.activities, K::Activities, entry!(b), origin)
+            }
+            EventBody::ClockAlignment(b) => {
+                file_entity(&mut self.alignments, K::Alignments, entry!(b), origin)
+            }
+        }
+    }
+
+    fn view(&self, kind: TableKind, position: u32) -> IdentityView<'_> {
+        match kind {
+            TableKind::Requests => view_of(&self.requests, position),
+            TableKind::Iterations => view_of(&self.iterations, position),
+            TableKind::Stages => view_of(&self.stages, position),
+            TableKind::Memberships => view_of(&self.memberships, position),
+            TableKind::Activities => view_of(&self.activities, position),
+            TableKind::Alignments => view_of(&self.alignments, position),
         }
     }
 }
@@ -223,12 +330,12 @@ impl Tables {
 /// Incremental resolver: push records in delivery order, then [`finish`](Resolver::finish).
 ///
 /// Memory grows with the number of distinct records only: a redelivered duplicate is dropped
-/// after one hash lookup; a copy under a new `event_id` adds one identity entry (32 bytes).
+/// after one index lookup; a copy under a new `event_id` adds one identity (an 8-byte slot and a
+/// 64-byte side record).
 #[derive(Debug, Default)]
 pub struct Resolver {
     run_id: Option<Text>,
-    identities: FxHashMap<u128, Fingerprint>,
-    scratch: Vec<u8>,
+    identities: Identities,
     contexts: ContextInterner,
     tables: Tables,
 }
@@ -243,7 +350,8 @@ impl Resolver {
     /// attached to the error when this record is the one that fails:
     /// [`Error::MultipleRunIds`] (run differs from the first correlation record's),
     /// [`Error::ConflictingEventIdentity`] (known identity, different content),
-    /// [`Error::ConflictingEntityIdentity`] (known entity key, different content).
+    /// [`Error::ConflictingEntityIdentity`] (known entity key, different content), and
+    /// [`Error::OutOfRange`] past 536 870 911 distinct records of one kind.
     pub fn push(&mut self, record: InferenceRecord, origin: Origin) -> Result<()> {
         match record {
             InferenceRecord::Legacy(_) => Ok(()),
@@ -259,27 +367,50 @@ impl Resolver {
             Some(run) if *run != context.run_id => return Err(Error::MultipleRunIds { origin }),
             Some(_) => {}
         }
-        let identity = identity_hash(
-            &mut self.scratch,
+        let hash = identity_hash(&context.session_id, &context.producer_id, event.event_id());
+        let (tables, identities) = (&self.tables, &self.identities);
+        let view = |location| match location {
+            Location::Entity(kind, position) => tables.view(kind, position),
+            Location::Side(index) => identities.side(index),
+        };
+        let known = identities.find(
+            hash,
             &context.session_id,
             &context.producer_id,
             event.event_id(),
+            view,
         );
-        match self.identities.entry(identity) {
-            std::collections::hash_map::Entry::Occupied(seen) => {
-                if *seen.get() == event.fingerprint() {
-                    Ok(())
-                } else {
-                    Err(Error::ConflictingEventIdentity { origin })
-                }
-            }
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                let fingerprint = event.fingerprint();
-                self.tables.file(event, &mut self.contexts, origin)?;
-                slot.insert(fingerprint);
+        if let Some(location) = known {
+            return if view(location).fingerprint == event.fingerprint() {
                 Ok(())
+            } else {
+                Err(Error::ConflictingEventIdentity { origin })
+            };
+        }
+        match self.tables.file(event, &mut self.contexts, &origin)? {
+            Placed::Entity(kind, position) => {
+                self.identities
+                    .insert(hash, Location::Entity(kind, position));
+            }
+            Placed::Side(side) => {
+                let location = self
+                    .identities
+                    .add_side(side)
+                    .ok_or_else(|| too_many(origin))?;
+                self.identities.insert(hash, location);
+            }
+            Placed::Replaced(kind, position, old) => {
+                let old_hash = identity_hash(&old.session_id, &old.producer_id, &old.event_id);
+                let side = self
+                    .identities
+                    .add_side(old)
+                    .ok_or_else(|| too_many(origin))?;
+                let here = Location::Entity(kind, position);
+                self.identities.relocate(old_hash, here, side);
+                self.identities.insert(hash, here);
             }
         }
+        Ok(())
     }
 
     /// The number of distinct event identities seen so far.
@@ -287,7 +418,7 @@ impl Resolver {
         self.identities.len()
     }
 
-    /// Ends resolution: sorts memberships and alignments and lists unresolved references.
+    /// Ends resolution: orders memberships and alignments and lists unresolved references.
     pub fn finish(self) -> CorrelationGraph {
         let Tables {
             requests,
@@ -297,13 +428,13 @@ impl Resolver {
             activities,
             alignments,
         } = self.tables;
-        let memberships = sorted_by_identity(memberships.into_vec());
-        let alignments = sorted_by_identity(alignments.into_vec());
+        let membership_order = identity_order(&memberships);
+        let alignment_order = identity_order(&alignments);
         let unresolved = unresolved::unresolved_references(
             &requests,
             &iterations,
             &stages,
-            &memberships,
+            membership_order.iter().map(|&p| &memberships[p as usize]),
             &activities,
         );
         CorrelationGraph {
@@ -312,35 +443,62 @@ impl Resolver {
             iterations,
             stages,
             memberships,
+            membership_order,
             activities,
             alignments,
+            alignment_order,
             unresolved,
         }
     }
 }
 
-/// Sorts by `(session_id, producer_id, event_id)`, a total order on kept events.
-fn sorted_by_identity<B>(mut entries: Vec<ResolvedEvent<B>>) -> Vec<ResolvedEvent<B>> {
-    entries.sort_unstable_by(|a, b| {
-        let (x, y) = (a.context(), b.context());
-        (&*x.session_id, &*x.producer_id, &**a.event_id()).cmp(&(
-            &*y.session_id,
-            &*y.producer_id,
-            &**b.event_id(),
-        ))
-    });
-    entries
-}
-
-/// 128-bit hash of an event identity, each part length-prefixed so distinct triples never
-/// encode to the same bytes.
-fn identity_hash(scratch: &mut Vec<u8>, session: &str, producer: &str, event_id: &str) -> u128 {
-    scratch.clear();
-    for part in [session, producer, event_id] {
-        scratch.extend_from_slice(&(part.len() as u64).to_le_bytes());
-        scratch.extend_from_slice(part.as_bytes());
+/// Positions sorted by `(session_id, producer_id, event_id)`, a total order on kept events.
+///
+/// Sorting compares a precomputed key first — the rank of `(session_id, producer_id)` among the
+/// table's few distinct contexts, and the first eight bytes of `event_id` — and reads the full
+/// `event_id` only on ties, so most comparisons touch no entry.
+fn identity_order<B>(table: &EntityTable<B>) -> Vec<u32> {
+    let mut contexts: FxHashMap<usize, u32> = FxHashMap::default();
+    let mut distinct: Vec<&CorrelationContext> = Vec::new();
+    for entry in table {
+        contexts
+            .entry(Arc::as_ptr(entry.context_arc()) as usize)
+            .or_insert_with(|| {
+                distinct.push(entry.context());
+                (distinct.len() - 1) as u32
+            });
     }
-    xxh3_128(scratch)
+    let pair = |c: &CorrelationContext| (c.session_id.clone(), c.producer_id.clone());
+    let mut pairs: Vec<(Text, Text)> = distinct.iter().map(|c| pair(c)).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let rank_of: Vec<u32> = distinct
+        .iter()
+        .map(|c| pairs.binary_search(&pair(c)).expect("listed") as u32)
+        .collect();
+    let mut keys: Vec<(u32, u64, u32)> = table
+        .iter()
+        .enumerate()
+        .map(|(position, entry)| {
+            let context = contexts[&(Arc::as_ptr(entry.context_arc()) as usize)];
+            let mut prefix = [0u8; 8];
+            let id = entry.event_id().as_bytes();
+            let n = id.len().min(8);
+            prefix[..n].copy_from_slice(&id[..n]);
+            (
+                rank_of[context as usize],
+                u64::from_be_bytes(prefix),
+                position as u32,
+            )
+        })
+        .collect();
+    keys.sort_unstable_by(|a, b| {
+        (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| {
+            let (x, y) = (&table[a.2 as usize], &table[b.2 as usize]);
+            x.event_id().cmp(y.event_id())
+        })
+    });
+    keys.into_iter().map(|(_, _, position)| position).collect()
 }
 
 /// Resolves a whole sequence of records (`resolve_inference_events`); errors carry no origin.

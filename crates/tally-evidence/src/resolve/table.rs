@@ -210,36 +210,47 @@ impl Keyed for ClockAlignmentEvent {
 }
 
 /// Folds a 64-bit key hash to the 32 bits kept in the index.
-fn fold(hash: u64) -> u32 {
+pub(crate) fn fold(hash: u64) -> u32 {
     (hash ^ (hash >> 32)) as u32
 }
 
 /// Spreads a stored 32-bit hash back over 64 bits for the hash table (which takes its bucket
 /// from the low bits and its tag from the top seven). Multiplying by an odd constant is a
 /// bijection, so equal keys still meet.
-fn spread(folded: u32) -> u64 {
+pub(crate) fn spread(folded: u32) -> u64 {
     u64::from(folded).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// What [`EntityTable::file`] did with an entry.
+/// What [`file`] did with an entry.
 pub(crate) enum Filed<B> {
-    /// The key was new: the entry was appended.
-    Inserted,
-    /// The key was known: here are the kept entry and the offered one, for the caller to decide.
-    Existing(usize, ResolvedEvent<B>),
+    /// The key was new: the entry was appended at this position.
+    Inserted(u32),
+    /// The key was known: here are the kept entry's position and the offered entry, for the
+    /// caller to decide.
+    Existing(u32, ResolvedEvent<B>),
 }
 
+/// Entries per storage chunk. Full chunks never move, so a growing table copies nothing and
+/// touches each page once (a doubling `Vec` of 320-byte entries would copy and fault in twice).
+const CHUNK_SHIFT: u32 = 12;
+const CHUNK: usize = 1 << CHUNK_SHIFT;
+
 /// The kept entities of one kind in first-appearance order of their keys, with an exact index.
+///
+/// Positions are `u32` and stable: an entity keeps its position when a smaller `event_id`
+/// replaces its representative.
 #[derive(Clone, Debug)]
 pub struct EntityTable<B> {
-    entries: Vec<ResolvedEvent<B>>,
+    chunks: Vec<Vec<ResolvedEvent<B>>>,
+    len: u32,
     index: HashTable<(u32, u32)>,
 }
 
 impl<B> Default for EntityTable<B> {
     fn default() -> Self {
         Self {
-            entries: Vec::new(),
+            chunks: Vec::new(),
+            len: 0,
             index: HashTable::new(),
         }
     }
@@ -248,39 +259,85 @@ impl<B> Default for EntityTable<B> {
 impl<B> EntityTable<B> {
     /// Number of entities.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.len as usize
     }
     /// Whether the table is empty.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len == 0
     }
     /// The entities in first-appearance order of their keys.
-    pub fn iter(&self) -> std::slice::Iter<'_, ResolvedEvent<B>> {
-        self.entries.iter()
+    pub fn iter(&self) -> Iter<'_, B> {
+        Iter {
+            inner: self.chunks.iter().flatten(),
+            left: self.len(),
+        }
     }
-    /// The entities as a slice, in first-appearance order of their keys.
-    pub fn as_slice(&self) -> &[ResolvedEvent<B>] {
-        &self.entries
+    /// The entity at `position` (first-appearance order), if any.
+    pub fn get_at(&self, position: usize) -> Option<&ResolvedEvent<B>> {
+        self.chunks
+            .get(position >> CHUNK_SHIFT)
+            .and_then(|c| c.get(position & (CHUNK - 1)))
     }
     /// The position of the entity whose key hashes to `hash` and satisfies `eq`.
-    fn position(&self, hash: u64, mut eq: impl FnMut(&ResolvedEvent<B>) -> bool) -> Option<usize> {
+    fn position(&self, hash: u64, mut eq: impl FnMut(&ResolvedEvent<B>) -> bool) -> Option<u32> {
         let folded = fold(hash);
         self.index
             .find(spread(folded), |&(i, h)| {
-                h == folded && eq(&self.entries[i as usize])
+                h == folded && eq(&self[i as usize])
             })
-            .map(|&(i, _)| i as usize)
+            .map(|&(i, _)| i)
     }
-    pub(crate) fn into_vec(self) -> Vec<ResolvedEvent<B>> {
-        self.entries
+    pub(crate) fn entry_mut(&mut self, position: u32) -> &mut ResolvedEvent<B> {
+        let p = position as usize;
+        &mut self.chunks[p >> CHUNK_SHIFT][p & (CHUNK - 1)]
     }
-    pub(crate) fn entry_mut(&mut self, position: usize) -> &mut ResolvedEvent<B> {
-        &mut self.entries[position]
+    fn push(&mut self, entry: ResolvedEvent<B>) {
+        if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
+            // The first chunk grows like a `Vec` (small tables stay small); later ones are
+            // allocated whole.
+            let capacity = if self.chunks.is_empty() { 0 } else { CHUNK };
+            self.chunks.push(Vec::with_capacity(capacity));
+        }
+        self.chunks.last_mut().expect("a chunk").push(entry);
+        self.len += 1;
     }
 }
 
+/// Iterator over an [`EntityTable`] in first-appearance order.
+#[derive(Clone, Debug)]
+pub struct Iter<'a, B> {
+    inner: std::iter::Flatten<std::slice::Iter<'a, Vec<ResolvedEvent<B>>>>,
+    left: usize,
+}
+
+impl<'a, B> Iterator for Iter<'a, B> {
+    type Item = &'a ResolvedEvent<B>;
+    fn next(&mut self) -> Option<Self::Item> {
+        let next = self.inner.next()?;
+        self.left -= 1;
+        Some(next)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<B> ExactSizeIterator for Iter<'_, B> {}
+
+impl<'a, B> IntoIterator for &'a EntityTable<B> {
+    type Item = &'a ResolvedEvent<B>;
+    type IntoIter = Iter<'a, B>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// The largest number of entities one table holds (positions must fit the identity index's
+/// 29-bit field; see [`super::identity`]).
+pub(crate) const MAX_ENTITIES: u32 = (1 << 29) - 1;
+
 /// Appends `entry` to `table` when its key is new; otherwise hands it back with the kept entry's
-/// position. `None` when the table already holds `u32::MAX − 1` entities.
+/// position. `None` when the table is full ([`MAX_ENTITIES`]).
 pub(crate) fn file<B: Keyed>(
     table: &mut EntityTable<B>,
     entry: ResolvedEvent<B>,
@@ -289,29 +346,22 @@ pub(crate) fn file<B: Keyed>(
     if let Some(position) = table.position(hash, |kept| B::same_key(kept, &entry)) {
         return Some(Filed::Existing(position, entry));
     }
-    let position = u32::try_from(table.entries.len())
-        .ok()
-        .filter(|&p| p < u32::MAX)?;
-    table.entries.push(entry);
+    if table.len >= MAX_ENTITIES {
+        return None;
+    }
+    let position = table.len;
+    table.push(entry);
     let folded = fold(hash);
     table
         .index
         .insert_unique(spread(folded), (position, folded), |&(_, h)| spread(h));
-    Some(Filed::Inserted)
+    Some(Filed::Inserted(position))
 }
 
 impl<B> std::ops::Index<usize> for EntityTable<B> {
     type Output = ResolvedEvent<B>;
     fn index(&self, position: usize) -> &Self::Output {
-        &self.entries[position]
-    }
-}
-
-impl<'a, B> IntoIterator for &'a EntityTable<B> {
-    type Item = &'a ResolvedEvent<B>;
-    type IntoIter = std::slice::Iter<'a, ResolvedEvent<B>>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.entries.iter()
+        &self.chunks[position >> CHUNK_SHIFT][position & (CHUNK - 1)]
     }
 }
 
@@ -321,10 +371,11 @@ macro_rules! single_ref_lookup {
             #[doc = concat!("The position of the ", $what, " with this reference.")]
             pub fn position_of(&self, reference: &EntityRef) -> Option<usize> {
                 self.position(ref_key_hash(reference), |e| e.body.$field == *reference)
+                    .map(|p| p as usize)
             }
             #[doc = concat!("The ", $what, " with this reference.")]
             pub fn get(&self, reference: &EntityRef) -> Option<&ResolvedEvent<$body>> {
-                self.position_of(reference).map(|p| &self.entries[p])
+                self.position_of(reference).map(|p| &self[p])
             }
             #[doc = concat!("Whether a ", $what, " with this reference exists.")]
             pub fn contains(&self, reference: &EntityRef) -> bool {
@@ -348,7 +399,7 @@ impl EntityTable<RequestEvent> {
         self.position(request_key_hash(request, attempt), |e| {
             e.body.request_ref == *request && e.body.attempt_ref.as_ref() == attempt
         })
-        .map(|p| &self.entries[p])
+        .map(|p| &self[p as usize])
     }
     /// Whether the entry keyed `(request, attempt)` exists.
     pub fn contains(&self, request: &EntityRef, attempt: Option<&EntityRef>) -> bool {

@@ -57,12 +57,12 @@ pub struct UnresolvedReference {
 }
 
 /// Builds the unresolved list of §4.3 from the resolved tables (`memberships` already sorted).
-pub(super) fn unresolved_references(
-    requests: &EntityTable<RequestEvent>,
-    iterations: &EntityTable<IterationEvent>,
-    stages: &EntityTable<StageEvent>,
-    memberships: &[ResolvedEvent<MembershipEvent>],
-    activities: &EntityTable<ActivityReferenceEvent>,
+pub(super) fn unresolved_references<'a>(
+    requests: &'a EntityTable<RequestEvent>,
+    iterations: &'a EntityTable<IterationEvent>,
+    stages: &'a EntityTable<StageEvent>,
+    memberships: impl Iterator<Item = &'a ResolvedEvent<MembershipEvent>>,
+    activities: &'a EntityTable<ActivityReferenceEvent>,
 ) -> Vec<UnresolvedReference> {
     let requested: FxHashSet<&EntityRef> = requests.iter().map(|e| &e.body().request_ref).collect();
     let mut out = Vec::new();

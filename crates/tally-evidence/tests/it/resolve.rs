@@ -27,7 +27,7 @@ fn case_02_dedup_tiebreak_keeps_the_smallest_event_id() {
     ];
     let graph = resolve_inference_events(records).unwrap();
     assert_eq!(counts(&graph), [0, 1, 0, 2, 0, 0]);
-    assert_eq!(&**graph.iterations().as_slice()[0].event_id(), "a-early");
+    assert_eq!(&**graph.iterations()[0].event_id(), "a-early");
     assert_eq!(
         unresolved_rows(graph.unresolved()),
         json!([
@@ -287,7 +287,7 @@ fn duplicates_cost_no_identity_and_renamed_copies_one() {
     assert_eq!(resolver.distinct_events(), 2);
     let graph = resolver.finish();
     assert_eq!(counts(&graph), [0, 1, 0, 0, 0, 0]);
-    assert_eq!(&**graph.iterations().as_slice()[0].event_id(), "i1");
+    assert_eq!(&**graph.iterations()[0].event_id(), "i1");
 }
 
 #[test]
@@ -304,7 +304,7 @@ fn equal_contexts_are_interned_into_one_allocation() {
         ),
     ])
     .unwrap();
-    let its = graph.iterations().as_slice();
+    let its = graph.iterations();
     assert!(std::sync::Arc::ptr_eq(
         its[0].context_arc(),
         its[1].context_arc()
@@ -326,4 +326,96 @@ fn legacy_records_between_events_change_nothing() {
     let graph = resolve_inference_events(with).unwrap();
     assert_eq!(counts(&graph), [0, 1, 0, 0, 0, 0]);
     assert_eq!(graph.run_id().map(|r| &**r), Some("r"));
+}
+
+#[test]
+fn identities_of_replaced_and_losing_representatives_stay_known() {
+    let e = Ctx::engine();
+    let same = |id: &str| ev(&e, id, iteration("I1", Some(0), Some(100)));
+    let other = |id: &str| ev(&e, id, iteration("I1", Some(0), Some(101)));
+    let mut resolver = Resolver::new();
+    for id in ["m", "a", "z"] {
+        // "a" replaces "m" as the representative; "z" loses to "a".
+        resolver.push(same(id), Origin::default()).unwrap();
+    }
+    for id in ["m", "a", "z"] {
+        resolver.push(same(id), Origin::default()).unwrap();
+    }
+    assert_eq!(resolver.distinct_events(), 3);
+    for id in ["m", "a", "z"] {
+        let mut probe = Resolver::new();
+        for id in ["m", "a", "z"] {
+            probe.push(same(id), Origin::default()).unwrap();
+        }
+        let err = probe.push(other(id), Origin::default()).unwrap_err();
+        assert_eq!(err.message(), "conflicting event identity", "identity {id}");
+    }
+    // A new identity with other content is an entity conflict instead.
+    let err = resolver.push(other("n"), Origin::default()).unwrap_err();
+    assert_eq!(err.message(), "conflicting entity identity");
+    let graph = resolver.finish();
+    assert_eq!(&**graph.iterations()[0].event_id(), "a");
+}
+
+#[test]
+fn artifact_identities_are_checked_too() {
+    let e = Ctx::engine();
+    let artifact = |at: i64| {
+        EventBody::Artifact(tally_evidence::ArtifactIdentityEvent {
+            artifact_kind: "stormlog".into(),
+            created_at_ns: at,
+        })
+    };
+    let ok = resolve_inference_events([ev(&e, "a", artifact(1)), ev(&e, "a", artifact(1))]);
+    assert!(ok.is_ok());
+    let result = resolve_inference_events([ev(&e, "a", artifact(1)), ev(&e, "a", artifact(2))]);
+    assert_eq!(err_message(result), "conflicting event identity");
+    // Artifacts have no entity key: two different ones under different ids are fine.
+    let ok = resolve_inference_events([ev(&e, "a", artifact(1)), ev(&e, "b", artifact(2))]);
+    assert!(ok.is_ok());
+}
+
+#[test]
+fn identity_is_scoped_by_session_and_producer() {
+    let graph = resolve_inference_events([
+        ev(&Ctx::engine(), "x", iteration("I1", None, None)),
+        ev(
+            &Ctx::engine().session("s2"),
+            "x",
+            iteration("I2", None, None),
+        ),
+        ev(
+            &Ctx::engine().producer("eng2"),
+            "x",
+            iteration("I3", None, None),
+        ),
+    ])
+    .unwrap();
+    assert_eq!(counts(&graph), [0, 3, 0, 0, 0, 0]);
+}
+
+#[test]
+fn large_tables_span_storage_chunks_and_keep_positions() {
+    let e = Ctx::engine();
+    let n = 10_000;
+    let records = (0..n).map(|i| {
+        ev(
+            &e,
+            &format!("i{i}"),
+            iteration(&format!("I{i}"), None, None),
+        )
+    });
+    let graph = resolve_inference_events(records).unwrap();
+    assert_eq!(graph.iterations().len(), n);
+    assert_eq!(graph.iterations().iter().len(), n);
+    for i in [0, 4095, 4096, 9999] {
+        let r = r("eng", &format!("I{i}"));
+        assert_eq!(graph.iterations().position_of(&r), Some(i));
+        assert_eq!(&*graph.iterations()[i].body().iteration_ref.id, &*r.id);
+        assert_eq!(
+            graph.iterations().get_at(i).map(|e| &**e.event_id()),
+            Some(&*format!("i{i}"))
+        );
+    }
+    assert!(graph.iterations().get_at(n).is_none());
 }
