@@ -34,9 +34,8 @@ pub struct AlignedTimestamp {
 }
 
 /// The alignments from `from` to `to` whose window covers `ts` (`valid_from_ns ≤ ts <
-/// valid_to_ns`, a null side open), in input order. Pass
-/// [`CorrelationGraph::sorted_alignments`](crate::CorrelationGraph::sorted_alignments) for the
-/// reference's order.
+/// valid_to_ns`, a null side open), in input order (pass
+/// [`CorrelationGraph::alignments`](crate::CorrelationGraph::alignments) for the reference's).
 pub fn covering_alignments<'a>(
     ts: Nanos,
     from: &str,

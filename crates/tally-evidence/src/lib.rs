@@ -29,7 +29,7 @@ pub use align::{AlignedTimestamp, align_timestamp, alignment_offset_bounds, cove
 pub use error::{Error, Origin, Result};
 pub use model::*;
 pub use resolve::{
-    CorrelationGraph, EntityTable, GraphCounts, ReferenceKind, ResolvedEvent, Resolver,
+    CorrelationGraph, EntityTable, GraphCounts, ReferenceKind, ResolvedEvent, Resolver, SortedView,
     UnresolvedReference, resolve_inference_events,
 };
 pub use shares::{RequestShareEstimate, ShareBudget, validate_request_shares};

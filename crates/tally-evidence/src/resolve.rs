@@ -56,10 +56,10 @@ pub struct GraphCounts {
 /// The resolved artifact: run id, the six entity tables and the unresolved references.
 ///
 /// Tables keep the first-appearance order of their keys, each holding the representative with
-/// the smallest `event_id` among equal records. The reference returns memberships and
-/// alignments sorted by `(session_id, producer_id, event_id)` of the kept event; that order is
-/// available as [`sorted_memberships`](Self::sorted_memberships) and
-/// [`sorted_alignments`](Self::sorted_alignments).
+/// the smallest `event_id` among equal records. Memberships and alignments are exposed, as the
+/// reference returns them, sorted by `(session_id, producer_id, event_id)` of the kept event
+/// ([`memberships`](Self::memberships), [`alignments`](Self::alignments)); their tables in
+/// first-appearance order are there too.
 #[derive(Clone, Debug, Default)]
 pub struct CorrelationGraph {
     run_id: Option<Text>,
@@ -74,14 +74,75 @@ pub struct CorrelationGraph {
     unresolved: Vec<UnresolvedReference>,
 }
 
-/// Iterator over a table in a precomputed order (see [`CorrelationGraph::sorted_memberships`]).
-#[derive(Clone, Debug)]
-pub struct Sorted<'a, B> {
+/// A table seen in a precomputed order (memberships and alignments in the reference's order).
+#[derive(Debug)]
+pub struct SortedView<'a, B> {
+    table: &'a EntityTable<B>,
+    order: &'a [u32],
+}
+
+impl<B> Clone for SortedView<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B> Copy for SortedView<'_, B> {}
+
+impl<'a, B> SortedView<'a, B> {
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+    /// The `i`-th entry in this order.
+    pub fn get(&self, i: usize) -> Option<&'a ResolvedEvent<B>> {
+        self.order.get(i).map(|&p| &self.table[p as usize])
+    }
+    /// The entries in this order.
+    pub fn iter(&self) -> SortedIter<'a, B> {
+        SortedIter {
+            table: self.table,
+            order: self.order.iter(),
+        }
+    }
+}
+
+impl<B> std::ops::Index<usize> for SortedView<'_, B> {
+    type Output = ResolvedEvent<B>;
+    fn index(&self, i: usize) -> &Self::Output {
+        &self.table[self.order[i] as usize]
+    }
+}
+
+impl<'a, B> IntoIterator for SortedView<'a, B> {
+    type Item = &'a ResolvedEvent<B>;
+    type IntoIter = SortedIter<'a, B>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// Iterator of a [`SortedView`].
+#[derive(Debug)]
+pub struct SortedIter<'a, B> {
     table: &'a EntityTable<B>,
     order: std::slice::Iter<'a, u32>,
 }
 
-impl<'a, B> Iterator for Sorted<'a, B> {
+impl<B> Clone for SortedIter<'_, B> {
+    fn clone(&self) -> Self {
+        Self {
+            table: self.table,
+            order: self.order.clone(),
+        }
+    }
+}
+
+impl<'a, B> Iterator for SortedIter<'a, B> {
     type Item = &'a ResolvedEvent<B>;
     fn next(&mut self) -> Option<Self::Item> {
         self.order.next().map(|&p| &self.table[p as usize])
@@ -91,7 +152,7 @@ impl<'a, B> Iterator for Sorted<'a, B> {
     }
 }
 
-impl<B> ExactSizeIterator for Sorted<'_, B> {}
+impl<B> ExactSizeIterator for SortedIter<'_, B> {}
 
 impl CorrelationGraph {
     /// The run of the first correlation record; `None` when there was none.
@@ -110,40 +171,42 @@ impl CorrelationGraph {
     pub fn stages(&self) -> &EntityTable<StageEvent> {
         &self.stages
     }
-    /// Memberships keyed by `(request_ref, attempt_ref, iteration_ref, role)`, in
-    /// first-appearance order.
-    pub fn memberships(&self) -> &EntityTable<MembershipEvent> {
-        &self.memberships
-    }
     /// Memberships sorted by `(session_id, producer_id, event_id)` (the reference's order).
-    pub fn sorted_memberships(&self) -> Sorted<'_, MembershipEvent> {
-        Sorted {
+    pub fn memberships(&self) -> SortedView<'_, MembershipEvent> {
+        SortedView {
             table: &self.memberships,
-            order: self.membership_order.iter(),
+            order: &self.membership_order,
         }
     }
-    /// The memberships of one iteration, in sorted order.
+    /// Memberships keyed by `(request_ref, attempt_ref, iteration_ref, role)`, in
+    /// first-appearance order.
+    pub fn membership_table(&self) -> &EntityTable<MembershipEvent> {
+        &self.memberships
+    }
+    /// The memberships of one iteration, in sorted order (a scan of all memberships).
     pub fn memberships_of<'a>(
         &'a self,
         iteration: &'a EntityRef,
     ) -> impl Iterator<Item = &'a ResolvedEvent<MembershipEvent>> + 'a {
-        self.sorted_memberships()
+        self.memberships()
+            .into_iter()
             .filter(move |m| m.body().iteration_ref == *iteration)
     }
     /// Activities keyed by `activity_ref`.
     pub fn activities(&self) -> &EntityTable<ActivityReferenceEvent> {
         &self.activities
     }
-    /// Clock alignments keyed by their values, session and producer, in first-appearance order.
-    pub fn alignments(&self) -> &EntityTable<ClockAlignmentEvent> {
-        &self.alignments
-    }
     /// Clock alignments sorted by `(session_id, producer_id, event_id)` (the reference's order).
-    pub fn sorted_alignments(&self) -> Sorted<'_, ClockAlignmentEvent> {
-        Sorted {
+    pub fn alignments(&self) -> SortedView<'_, ClockAlignmentEvent> {
+        SortedView {
             table: &self.alignments,
-            order: self.alignment_order.iter(),
+            order: &self.alignment_order,
         }
+    }
+    /// Clock alignments keyed by `(session_id, producer_id, from, to, offset, uncertainty,
+    /// window)`, in first-appearance order.
+    pub fn alignment_table(&self) -> &EntityTable<ClockAlignmentEvent> {
+        &self.alignments
     }
     /// References to missing entities, in the reference's order (§4.3).
     pub fn unresolved(&self) -> &[UnresolvedReference] {

@@ -265,11 +265,13 @@ type Outcome = (
 
 fn outcome(graph: &CorrelationGraph) -> Outcome {
     let memberships: Vec<String> = graph
-        .sorted_memberships()
+        .memberships()
+        .iter()
         .map(|m| m.event_id().to_string())
         .collect();
     let alignments: Vec<String> = graph
-        .sorted_alignments()
+        .alignments()
+        .iter()
         .map(|a| a.event_id().to_string())
         .collect();
     let stable = (
