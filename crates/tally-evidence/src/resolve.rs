@@ -11,29 +11,30 @@
 //!   record under a known identity is `conflicting event identity`;
 //! - entities are filed into [`EntityTable`]s (chunked storage that never moves, with an exact
 //!   index that stores no key copies);
-//! - contexts are interned: equal contexts end up sharing one allocation, whatever the reader did
-//!   (a pointer check when they already are shared, one context fingerprint when not).
+//! - contexts are interned: equal contexts end up sharing one allocation, whatever the reader
+//!   did (a pointer check when they already are shared, one context fingerprint when not).
 //!
 //! Nothing here reads files, measures time or spawns threads; accounting is [`crate::account`].
 
 mod identity;
+mod intern;
 mod table;
 mod unresolved;
 
 use std::sync::Arc;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 pub use table::{EntityTable, Iter, ResolvedEvent};
 pub use unresolved::{ReferenceKind, UnresolvedReference};
 
 use crate::error::{Error, Origin, Result};
-use crate::fingerprint::{self, Fingerprint};
 use crate::model::{
     ActivityReferenceEvent, ClockAlignmentEvent, CorrelationContext, CorrelationEvent, EntityRef,
     EventBody, InferenceRecord, IterationEvent, MembershipEvent, RequestEvent, StageEvent, Text,
 };
 use identity::{Identities, IdentityView, Location, SideIdentity, TableKind, identity_hash};
+use intern::Interner;
 use table::{Filed, Keyed};
 
 /// The sizes of the six entity tables (what `--json` prints as `counts`).
@@ -225,33 +226,6 @@ impl CorrelationGraph {
     }
 }
 
-/// Makes equal contexts share one allocation.
-#[derive(Debug, Default)]
-struct ContextInterner {
-    by_content: FxHashMap<Fingerprint, Arc<CorrelationContext>>,
-    /// Addresses of the canonical contexts (all held alive by `by_content`).
-    canonical: FxHashSet<usize>,
-    last: usize,
-}
-
-impl ContextInterner {
-    fn intern(&mut self, context: Arc<CorrelationContext>) -> Arc<CorrelationContext> {
-        let address = Arc::as_ptr(&context) as usize;
-        if address == self.last || self.canonical.contains(&address) {
-            self.last = address;
-            return context;
-        }
-        let kept = self
-            .by_content
-            .entry(fingerprint::context(&context))
-            .or_insert(context);
-        let address = Arc::as_ptr(kept) as usize;
-        self.canonical.insert(address);
-        self.last = address;
-        kept.clone()
-    }
-}
-
 /// Where [`Tables::file`] put an event's identity.
 enum Placed {
     /// The event is the kept representative at this table position.
@@ -335,7 +309,7 @@ impl Tables {
     fn file(
         &mut self,
         event: CorrelationEvent,
-        contexts: &mut ContextInterner,
+        interner: &mut Interner,
         origin: &Origin,
     ) -> Result<Placed> {
         let fingerprint = event.fingerprint();
@@ -343,7 +317,7 @@ impl Tables {
         macro_rules! entry {
             ($body:expr) => {
                 ResolvedEvent::new(
-                    contexts.intern(context),
+                    interner.context(context),
                     event_id,
                     metadata,
                     $body,
@@ -399,7 +373,7 @@ impl Tables {
 pub struct Resolver {
     run_id: Option<Text>,
     identities: Identities,
-    contexts: ContextInterner,
+    interner: Interner,
     tables: Tables,
 }
 
@@ -407,6 +381,14 @@ impl Resolver {
     /// An empty resolver.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty resolver expecting about `records` distinct records (a hint: the identity index
+    /// is sized for it up front instead of growing by rehashing).
+    pub fn with_capacity(records: usize) -> Self {
+        let mut resolver = Self::default();
+        resolver.identities.reserve(records);
+        resolver
     }
 
     /// Takes the next record. Legacy records are skipped. `origin` is where it was read, and is
@@ -450,7 +432,7 @@ impl Resolver {
                 Err(Error::ConflictingEventIdentity { origin })
             };
         }
-        match self.tables.file(event, &mut self.contexts, &origin)? {
+        match self.tables.file(event, &mut self.interner, &origin)? {
             Placed::Entity(kind, position) => {
                 self.identities
                     .insert(hash, Location::Entity(kind, position));

@@ -106,6 +106,11 @@ pub(super) struct Identities {
 }
 
 impl Identities {
+    /// Reserves room for `additional` more identities.
+    pub fn reserve(&mut self, additional: usize) {
+        self.index.reserve(additional, |&(h, _)| spread(h));
+    }
+
     /// Number of distinct identities.
     pub fn len(&self) -> usize {
         self.index.len()
