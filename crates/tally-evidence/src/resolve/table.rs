@@ -7,7 +7,8 @@
 //! (8 per slot plus the control byte, at hashbrown's load factor) and lookups exact, with no hash
 //! collision risk.
 //!
-//! What a key is for each body type lives here too ([`Keyed`]). De-duplication policy (which of
+//! A [`SortedView`] shows a table in a precomputed order (the resolver's identity order for
+//! memberships and alignments). What a key is for each body type lives here too ([`Keyed`]). De-duplication policy (which of
 //! two equal entities is kept, what a conflict is) belongs to [`super::Resolver`]; this module
 //! only finds and replaces.
 
@@ -364,6 +365,92 @@ impl<B> std::ops::Index<usize> for EntityTable<B> {
         &self.chunks[position >> CHUNK_SHIFT][position & (CHUNK - 1)]
     }
 }
+
+/// A table seen in a precomputed order (memberships and alignments in the reference's order).
+#[derive(Debug)]
+pub struct SortedView<'a, B> {
+    table: &'a EntityTable<B>,
+    order: &'a [u32],
+}
+
+impl<'a, B> SortedView<'a, B> {
+    pub(crate) fn new(table: &'a EntityTable<B>, order: &'a [u32]) -> Self {
+        Self { table, order }
+    }
+}
+
+impl<B> Clone for SortedView<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B> Copy for SortedView<'_, B> {}
+
+impl<'a, B> SortedView<'a, B> {
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+    /// The `i`-th entry in this order.
+    pub fn get(&self, i: usize) -> Option<&'a ResolvedEvent<B>> {
+        self.order.get(i).map(|&p| &self.table[p as usize])
+    }
+    /// The entries in this order.
+    pub fn iter(&self) -> SortedIter<'a, B> {
+        SortedIter {
+            table: self.table,
+            order: self.order.iter(),
+        }
+    }
+}
+
+impl<B> std::ops::Index<usize> for SortedView<'_, B> {
+    type Output = ResolvedEvent<B>;
+    fn index(&self, i: usize) -> &Self::Output {
+        &self.table[self.order[i] as usize]
+    }
+}
+
+impl<'a, B> IntoIterator for SortedView<'a, B> {
+    type Item = &'a ResolvedEvent<B>;
+    type IntoIter = SortedIter<'a, B>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// Iterator of a [`SortedView`].
+#[derive(Debug)]
+pub struct SortedIter<'a, B> {
+    table: &'a EntityTable<B>,
+    order: std::slice::Iter<'a, u32>,
+}
+
+impl<B> Clone for SortedIter<'_, B> {
+    fn clone(&self) -> Self {
+        Self {
+            table: self.table,
+            order: self.order.clone(),
+        }
+    }
+}
+
+impl<'a, B> Iterator for SortedIter<'a, B> {
+    type Item = &'a ResolvedEvent<B>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.order.next().map(|&p| &self.table[p as usize])
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.order.size_hint()
+    }
+}
+
+impl<B> ExactSizeIterator for SortedIter<'_, B> {}
 
 macro_rules! single_ref_lookup {
     ($body:ty, $field:ident, $what:literal) => {
