@@ -1,1 +1,370 @@
-//! Being written.
+//! GPU-time accounting: `account_gpu_time` of `evidence.md` §5.
+//!
+//! For every activity of a [`CorrelationGraph`]: an `unresolved` one is listed as unattributed;
+//! a non-GPU one stops there; a GPU one without a device UUID, on a wall clock, or without both
+//! ends is listed as unmeasured; every other one adds its busy intervals (its span, or its
+//! `metadata.intervals` sub-intervals) to the group of its [`DeviceClock`] — and to that
+//! iteration's group when its `iteration_ref` names a resolved iteration. Each group becomes a
+//! [`GpuTime`]: the summed lengths of all its intervals, the length of their union, and the number
+//! of activities (not intervals).
+//!
+//! Representation: intervals of all groups go into one flat list per group kind (device, and
+//! iteration × device), which is sorted once and swept group by group ([`crate::interval`]). Sums
+//! use checked arithmetic; an overflow is [`Error::OutOfRange`], never a wrap. The accountant never
+//! splits shared time among requests (that is [`crate::shares`], which only validates a split).
+//! No I/O.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Origin, Result};
+use crate::interval::{Interval, UnionSweep};
+use crate::model::{
+    ActivityDomain, ActivityReferenceEvent, AttributionStatus, BusyIntervals, ClockKind, EntityRef,
+    Nanos, Text,
+};
+use crate::resolve::{CorrelationGraph, ResolvedEvent};
+
+/// The group key of GPU time: `(device_uuid, clock_domain, clock_kind)` of the activity's
+/// context (the host is not part of it). Ordered by those three strings, as the JSON lists are.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeviceClock {
+    /// The GPU.
+    pub device_uuid: Text,
+    /// The clock domain its timestamps are in.
+    pub clock_domain: Text,
+    /// The kind of that clock (`monotonic` or `device`; wall clocks are never measured).
+    pub clock_kind: ClockKind,
+}
+
+impl fmt::Display for DeviceClock {
+    /// `device_uuid|clock_domain|clock_kind`, the spec's shorthand.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}|{}|{}",
+            self.device_uuid,
+            self.clock_domain,
+            self.clock_kind.as_str()
+        )
+    }
+}
+
+/// Measured GPU time of one group.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct GpuTime {
+    /// Sum of the lengths of all busy intervals (overlaps counted as often as they occur).
+    pub summed_activity_ns: u64,
+    /// Length of the union of those intervals.
+    pub busy_ns: u64,
+    /// Number of activities (not intervals).
+    pub activity_count: u64,
+}
+
+/// One iteration's timing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IterationTiming {
+    /// `end − start` on a monotonic clock with both ends; `None` otherwise.
+    pub elapsed_ns: Option<Nanos>,
+    /// GPU time per device clock of the activities linked to it (only keys that got one).
+    pub gpu: BTreeMap<DeviceClock, GpuTime>,
+}
+
+/// The time range a device group's busy intervals cover: first start to last end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BusySpan {
+    /// The earliest start of any busy interval (zero-length ones included).
+    pub start_ns: Nanos,
+    /// The latest end of any busy interval.
+    pub end_ns: Nanos,
+}
+
+impl BusySpan {
+    /// `end − start`.
+    pub fn len_ns(self) -> u64 {
+        self.end_ns.abs_diff(self.start_ns)
+    }
+}
+
+/// The result of [`account_gpu_time`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunAccounting {
+    /// The graph's run id.
+    pub run_id: Option<Text>,
+    /// Every iteration of the graph, by reference (sorted by `(producer_id, id)`).
+    pub iterations: BTreeMap<EntityRef, IterationTiming>,
+    /// GPU time per device clock over all measurable GPU activities, linked or not.
+    pub device_totals: BTreeMap<DeviceClock, GpuTime>,
+    /// For the human report: the span each device group's intervals cover (same keys as
+    /// `device_totals`, except a group whose activities all had empty interval lists).
+    pub device_spans: BTreeMap<DeviceClock, BusySpan>,
+    /// Activities with `attribution_status` `unresolved` (any domain), sorted, each once.
+    pub unattributed_activity_refs: Vec<EntityRef>,
+    /// GPU activities that cannot be measured (no device UUID, wall clock, or a missing end),
+    /// sorted, each once.
+    pub unmeasured_gpu_activity_refs: Vec<EntityRef>,
+}
+
+/// One busy interval of a group, as sorted and swept.
+#[derive(Clone, Copy)]
+struct Piece {
+    group: u32,
+    start: Nanos,
+    end: Nanos,
+}
+
+/// Summed time and activity count of one group, before the sweep adds `busy_ns`.
+#[derive(Clone, Copy, Default)]
+struct Tally {
+    summed: u64,
+    count: u64,
+}
+
+/// The groups of one kind: tallies indexed by group id, and the flat list of their intervals.
+#[derive(Default)]
+struct Groups {
+    tallies: Vec<Tally>,
+    pieces: Vec<Piece>,
+}
+
+impl Groups {
+    fn add(&mut self, group: u32, interval: Interval) {
+        self.pieces.push(Piece {
+            group,
+            start: interval.start(),
+            end: interval.end(),
+        });
+    }
+
+    fn count(&mut self, group: u32, summed: u64, what: &dyn Fn() -> String) -> Result<()> {
+        let tally = &mut self.tallies[group as usize];
+        tally.summed = tally
+            .summed
+            .checked_add(summed)
+            .ok_or_else(|| overflow(&what()))?;
+        tally.count += 1;
+        Ok(())
+    }
+
+    /// Sorts and sweeps: per group, its `GpuTime` and covered span.
+    fn sweep(mut self) -> Vec<(GpuTime, Option<BusySpan>)> {
+        self.pieces
+            .sort_unstable_by_key(|p| (p.group, p.start, p.end));
+        let mut out: Vec<(GpuTime, Option<BusySpan>)> = self
+            .tallies
+            .iter()
+            .map(|t| {
+                let time = GpuTime {
+                    summed_activity_ns: t.summed,
+                    busy_ns: 0,
+                    activity_count: t.count,
+                };
+                (time, None)
+            })
+            .collect();
+        for run in self.pieces.chunk_by(|a, b| a.group == b.group) {
+            let mut sweep = UnionSweep::new();
+            let mut last_end = Nanos::MIN;
+            for p in run {
+                sweep.push(Interval::new(p.start, p.end).expect("pieces are valid intervals"));
+                last_end = last_end.max(p.end);
+            }
+            let slot = &mut out[run[0].group as usize];
+            slot.0.busy_ns = sweep.covered();
+            slot.1 = Some(BusySpan {
+                start_ns: run[0].start,
+                end_ns: last_end,
+            });
+        }
+        out
+    }
+}
+
+fn overflow(what: &str) -> Error {
+    Error::OutOfRange {
+        origin: Origin::default(),
+        message: format!(
+            "{what} exceeds 18446744073709551615 ns (u64); the artifact's times are implausible"
+        ),
+    }
+}
+
+/// The busy intervals of a measurable activity spanning `[start, end)`: the span itself, or its
+/// `metadata.intervals` (a null `intervals` value means the whole span).
+fn busy_intervals(
+    activity: &ActivityReferenceEvent,
+    start: Nanos,
+    end: Nanos,
+    mut each: impl FnMut(Interval),
+) -> Result<()> {
+    let bad = || Error::OutOfRange {
+        origin: Origin::default(),
+        message: format!(
+            "busy interval of activity {} lies outside 64-bit nanoseconds",
+            activity.activity_ref
+        ),
+    };
+    match &activity.intervals {
+        BusyIntervals::Absent | BusyIntervals::Null => {
+            each(Interval::new(start, end).ok_or_else(bad)?)
+        }
+        BusyIntervals::List(list) => {
+            for &(offset, duration) in list {
+                let from = start.checked_add(offset).ok_or_else(bad)?;
+                let to = from.checked_add(duration).ok_or_else(bad)?;
+                each(Interval::new(from, to).ok_or_else(bad)?);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Accounts GPU time of a resolved graph (`evidence.md` §5).
+///
+/// Errors only with [`Error::OutOfRange`], when a sum would not fit `u64` nanoseconds or an
+/// interval or elapsed time would not fit `i64`.
+pub fn account_gpu_time(graph: &CorrelationGraph) -> Result<RunAccounting> {
+    let mut devices: Vec<DeviceClock> = Vec::new();
+    let mut device_of_key: FxHashMap<DeviceClock, u32> = FxHashMap::default();
+    // Contexts are interned by the resolver, so a context's address names its device group.
+    let mut device_of_context: FxHashMap<usize, u32> = FxHashMap::default();
+    let mut by_device = Groups::default();
+    let mut by_iteration = Groups::default();
+    let mut iteration_group: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut iteration_groups: Vec<(u32, u32)> = Vec::new();
+    let mut unattributed = Vec::new();
+    let mut unmeasured = Vec::new();
+    let mut last_iteration: Option<(&EntityRef, Option<usize>)> = None;
+
+    for entry in graph.activities() {
+        let activity = entry.body();
+        if activity.attribution_status == AttributionStatus::Unresolved {
+            unattributed.push(activity.activity_ref.clone());
+        }
+        if activity.activity_domain != ActivityDomain::Gpu {
+            continue;
+        }
+        let Some((start, end)) = measurable_span(entry) else {
+            unmeasured.push(activity.activity_ref.clone());
+            continue;
+        };
+        let device = *device_of_context
+            .entry(Arc::as_ptr(entry.context_arc()) as usize)
+            .or_insert_with(|| {
+                let ctx = entry.context();
+                let key = DeviceClock {
+                    device_uuid: ctx.device_uuid.clone().expect("measurable has a uuid"),
+                    clock_domain: ctx.clock_domain.clone(),
+                    clock_kind: ctx.clock_kind,
+                };
+                *device_of_key.entry(key.clone()).or_insert_with(|| {
+                    devices.push(key);
+                    by_device.tallies.push(Tally::default());
+                    (devices.len() - 1) as u32
+                })
+            });
+        let iteration = activity.iteration_ref.as_ref().and_then(|r| {
+            // Trace activities come in runs of one iteration: try the previous one first.
+            match last_iteration {
+                Some((previous, position)) if previous == r => position,
+                _ => {
+                    let position = graph.iterations().position_of(r);
+                    last_iteration = Some((r, position));
+                    position
+                }
+            }
+        });
+        let group = iteration.map(|iteration| {
+            let key = ((iteration as u64) << 32) | u64::from(device);
+            *iteration_group.entry(key).or_insert_with(|| {
+                iteration_groups.push((iteration as u32, device));
+                by_iteration.tallies.push(Tally::default());
+                (iteration_groups.len() - 1) as u32
+            })
+        });
+        let mut summed: u64 = 0;
+        let mut overflowed = false;
+        busy_intervals(activity, start, end, |interval| {
+            match summed.checked_add(interval.len()) {
+                Some(s) => summed = s,
+                None => overflowed = true,
+            }
+            by_device.add(device, interval);
+            if let Some(group) = group {
+                by_iteration.add(group, interval);
+            }
+        })?;
+        let what = || format!("summed activity time of {}", activity.activity_ref);
+        if overflowed {
+            return Err(overflow(&what()));
+        }
+        by_device.count(device, summed, &what)?;
+        if let Some(group) = group {
+            by_iteration.count(group, summed, &what)?;
+        }
+    }
+
+    let mut timings = graph
+        .iterations()
+        .iter()
+        .map(|it| {
+            let b = it.body();
+            let elapsed_ns = match it.elapsed_of(b.start_ns, b.end_ns) {
+                None => None,
+                Some(e) => Some(Nanos::try_from(e).map_err(|_| Error::OutOfRange {
+                    origin: Origin::default(),
+                    message: format!("elapsed time of iteration {} exceeds i64", b.iteration_ref),
+                })?),
+            };
+            Ok(IterationTiming {
+                elapsed_ns,
+                gpu: BTreeMap::new(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    for (&(iteration, device), (time, _)) in iteration_groups.iter().zip(by_iteration.sweep()) {
+        timings[iteration as usize]
+            .gpu
+            .insert(devices[device as usize].clone(), time);
+    }
+    let iterations = graph
+        .iterations()
+        .iter()
+        .zip(timings)
+        .map(|(it, timing)| (it.body().iteration_ref.clone(), timing))
+        .collect();
+
+    let mut device_totals = BTreeMap::new();
+    let mut device_spans = BTreeMap::new();
+    for (key, (time, span)) in devices.into_iter().zip(by_device.sweep()) {
+        if let Some(span) = span {
+            device_spans.insert(key.clone(), span);
+        }
+        device_totals.insert(key, time);
+    }
+    unattributed.sort_unstable();
+    unattributed.dedup();
+    unmeasured.sort_unstable();
+    unmeasured.dedup();
+    Ok(RunAccounting {
+        run_id: graph.run_id().cloned(),
+        iterations,
+        device_totals,
+        device_spans,
+        unattributed_activity_refs: unattributed,
+        unmeasured_gpu_activity_refs: unmeasured,
+    })
+}
+
+/// `(start, end)` when the activity is measurable: a device UUID, a monotonic or device clock,
+/// and both ends.
+fn measurable_span(entry: &ResolvedEvent<ActivityReferenceEvent>) -> Option<(Nanos, Nanos)> {
+    let ctx = entry.context();
+    if ctx.device_uuid.is_none() || ctx.clock_kind == ClockKind::Wall {
+        return None;
+    }
+    Some((entry.body().start_ns?, entry.body().end_ns?))
+}

@@ -22,5 +22,14 @@ pub mod resolve;
 pub mod shares;
 pub mod write;
 
+pub use account::{
+    BusySpan, DeviceClock, GpuTime, IterationTiming, RunAccounting, account_gpu_time,
+};
+pub use align::{AlignedTimestamp, align_timestamp, alignment_offset_bounds, covering_alignments};
 pub use error::{Error, Origin, Result};
 pub use model::*;
+pub use resolve::{
+    CorrelationGraph, EntityTable, GraphCounts, ReferenceKind, ResolvedEvent, Resolver, SortedView,
+    UnresolvedReference, resolve_inference_events,
+};
+pub use shares::{RequestShareEstimate, ShareBudget, validate_request_shares};

@@ -1,1 +1,509 @@
-//! Being written.
+//! Resolution: records in, a de-duplicated [`CorrelationGraph`] out (`evidence.md` §4).
+//!
+//! [`Resolver`] is incremental so a reader can stream into it: [`Resolver::push`] one record at
+//! a time (legacy records are skipped), then [`Resolver::finish`]. Order matters for the first
+//! `run_id` and for which conflict is reported first, so pushing is sequential; it is cheap:
+//!
+//! - the run check compares one string (usually one pointer);
+//! - event identity `(session_id, producer_id, event_id)` is looked up in an exact index whose
+//!   slots point at the kept events themselves (8 bytes per identity, see `identity`). A
+//!   redelivered duplicate is recognised there and dropped, costing nothing further; a different
+//!   record under a known identity is `conflicting event identity`;
+//! - entities are filed into [`EntityTable`]s (chunked storage that never moves, with an exact
+//!   index that stores no key copies);
+//! - contexts are interned: equal contexts end up sharing one allocation, whatever the reader
+//!   did (a pointer check when they already are shared, one context fingerprint when not).
+//!
+//! Nothing here reads files, measures time or spawns threads; accounting is [`crate::account`].
+
+mod identity;
+mod table;
+mod unresolved;
+
+use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+pub use table::{EntityTable, Iter, ResolvedEvent, SortedIter, SortedView};
+pub use unresolved::{ReferenceKind, UnresolvedReference};
+
+use crate::error::{Error, Origin, Result};
+use crate::fingerprint::{self, Fingerprint};
+use crate::model::{
+    ActivityReferenceEvent, ClockAlignmentEvent, CorrelationContext, CorrelationEvent, EntityRef,
+    EventBody, InferenceRecord, IterationEvent, MembershipEvent, RequestEvent, StageEvent, Text,
+};
+use identity::{Identities, IdentityView, Location, SideIdentity, TableKind, identity_hash};
+use table::{Filed, Keyed};
+
+/// The sizes of the six entity tables (what `--json` prints as `counts`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct GraphCounts {
+    /// Request entries (generic requests and attempts are separate).
+    pub requests: usize,
+    /// Iterations.
+    pub iterations: usize,
+    /// Stages.
+    pub stages: usize,
+    /// Memberships.
+    pub memberships: usize,
+    /// Activities.
+    pub activities: usize,
+    /// Clock alignments.
+    pub alignments: usize,
+}
+
+/// The resolved artifact: run id, the six entity tables and the unresolved references.
+///
+/// Tables keep the first-appearance order of their keys, each holding the representative with
+/// the smallest `event_id` among equal records. Memberships and alignments are exposed, as the
+/// reference returns them, sorted by `(session_id, producer_id, event_id)` of the kept event
+/// ([`memberships`](Self::memberships), [`alignments`](Self::alignments)); their tables in
+/// first-appearance order are there too.
+#[derive(Clone, Debug, Default)]
+pub struct CorrelationGraph {
+    run_id: Option<Text>,
+    requests: EntityTable<RequestEvent>,
+    iterations: EntityTable<IterationEvent>,
+    stages: EntityTable<StageEvent>,
+    memberships: EntityTable<MembershipEvent>,
+    membership_order: Vec<u32>,
+    activities: EntityTable<ActivityReferenceEvent>,
+    alignments: EntityTable<ClockAlignmentEvent>,
+    alignment_order: Vec<u32>,
+    unresolved: Vec<UnresolvedReference>,
+}
+
+impl CorrelationGraph {
+    /// The run of the first correlation record; `None` when there was none.
+    pub fn run_id(&self) -> Option<&Text> {
+        self.run_id.as_ref()
+    }
+    /// Requests keyed by `(request_ref, attempt_ref)`.
+    pub fn requests(&self) -> &EntityTable<RequestEvent> {
+        &self.requests
+    }
+    /// Iterations keyed by `iteration_ref`.
+    pub fn iterations(&self) -> &EntityTable<IterationEvent> {
+        &self.iterations
+    }
+    /// Stages keyed by `stage_ref`.
+    pub fn stages(&self) -> &EntityTable<StageEvent> {
+        &self.stages
+    }
+    /// Memberships sorted by `(session_id, producer_id, event_id)` (the reference's order).
+    pub fn memberships(&self) -> SortedView<'_, MembershipEvent> {
+        SortedView::new(&self.memberships, &self.membership_order)
+    }
+    /// Memberships keyed by `(request_ref, attempt_ref, iteration_ref, role)`, in
+    /// first-appearance order.
+    pub fn membership_table(&self) -> &EntityTable<MembershipEvent> {
+        &self.memberships
+    }
+    /// The memberships of one iteration, in sorted order (a scan of all memberships).
+    pub fn memberships_of<'a>(
+        &'a self,
+        iteration: &'a EntityRef,
+    ) -> impl Iterator<Item = &'a ResolvedEvent<MembershipEvent>> + 'a {
+        self.memberships()
+            .into_iter()
+            .filter(move |m| m.body().iteration_ref == *iteration)
+    }
+    /// Activities keyed by `activity_ref`.
+    pub fn activities(&self) -> &EntityTable<ActivityReferenceEvent> {
+        &self.activities
+    }
+    /// Clock alignments sorted by `(session_id, producer_id, event_id)` (the reference's order).
+    pub fn alignments(&self) -> SortedView<'_, ClockAlignmentEvent> {
+        SortedView::new(&self.alignments, &self.alignment_order)
+    }
+    /// Clock alignments keyed by `(session_id, producer_id, from, to, offset, uncertainty,
+    /// window)`, in first-appearance order.
+    pub fn alignment_table(&self) -> &EntityTable<ClockAlignmentEvent> {
+        &self.alignments
+    }
+    /// References to missing entities, in the reference's order (§4.3).
+    pub fn unresolved(&self) -> &[UnresolvedReference] {
+        &self.unresolved
+    }
+    /// The six table sizes.
+    pub fn counts(&self) -> GraphCounts {
+        GraphCounts {
+            requests: self.requests.len(),
+            iterations: self.iterations.len(),
+            stages: self.stages.len(),
+            memberships: self.memberships.len(),
+            activities: self.activities.len(),
+            alignments: self.alignments.len(),
+        }
+    }
+}
+
+/// Canonical contexts: equal contexts of kept events share one allocation, so the graph holds
+/// one `CorrelationContext` per distinct context whatever the reader delivered.
+///
+/// A context already known by address costs one pointer lookup (the reader shares one `Arc` per
+/// v4 definition and caches embedded ones, so this is the common case); an unknown one is
+/// fingerprinted once and either becomes canonical or is replaced by the canonical equal one.
+///
+/// Strings inside bodies (reference producers, kinds, roles) are deliberately *not* interned:
+/// replacing a reader's fresh string means freeing it on the resolving thread, which was
+/// measured to cost about 1 µs per record (4× the rest of `push`) for about 110 bytes saved per
+/// record. A reader that wants that saving should share those strings when it makes them.
+#[derive(Debug, Default)]
+struct Interner {
+    contexts: FxHashMap<Fingerprint, Arc<CorrelationContext>>,
+    /// Addresses of the canonical contexts (all held alive by `contexts`).
+    canonical: FxHashSet<usize>,
+    last_context: usize,
+}
+
+impl Interner {
+    /// The canonical context equal to `context`.
+    fn context(&mut self, context: Arc<CorrelationContext>) -> Arc<CorrelationContext> {
+        let address = Arc::as_ptr(&context) as usize;
+        if address == self.last_context || self.canonical.contains(&address) {
+            self.last_context = address;
+            return context;
+        }
+        let kept = self
+            .contexts
+            .entry(fingerprint::context(&context))
+            .or_insert(context);
+        let address = Arc::as_ptr(kept) as usize;
+        self.canonical.insert(address);
+        self.last_context = address;
+        kept.clone()
+    }
+}
+
+/// Where [`Tables::file`] put an event's identity.
+enum Placed {
+    /// The event is the kept representative at this table position.
+    Entity(TableKind, u32),
+    /// The event is the new representative at this position; the one it replaced must become a
+    /// side identity.
+    Replaced(TableKind, u32, SideIdentity),
+    /// The event is kept in no table (artifact, capabilities, or a losing duplicate).
+    Side(SideIdentity),
+}
+
+fn side_identity<B>(entry: &ResolvedEvent<B>) -> SideIdentity {
+    SideIdentity {
+        session_id: entry.context().session_id.clone(),
+        producer_id: entry.context().producer_id.clone(),
+        event_id: entry.event_id().clone(),
+        fingerprint: entry.fingerprint(),
+    }
+}
+
+fn view_of<B>(table: &EntityTable<B>, position: u32) -> IdentityView<'_> {
+    let entry = &table[position as usize];
+    IdentityView {
+        session_id: &entry.context().session_id,
+        producer_id: &entry.context().producer_id,
+        event_id: entry.event_id(),
+        fingerprint: entry.fingerprint(),
+    }
+}
+
+/// The entity tables while records are being pushed.
+#[derive(Debug, Default)]
+struct Tables {
+    requests: EntityTable<RequestEvent>,
+    iterations: EntityTable<IterationEvent>,
+    stages: EntityTable<StageEvent>,
+    memberships: EntityTable<MembershipEvent>,
+    activities: EntityTable<ActivityReferenceEvent>,
+    alignments: EntityTable<ClockAlignmentEvent>,
+}
+
+/// Files `entry` in `entities`: a new key is appended; a known key must carry an equal record,
+/// of which the smallest `event_id` is kept in place.
+fn file_entity<B: Keyed>(
+    entities: &mut EntityTable<B>,
+    kind: TableKind,
+    entry: ResolvedEvent<B>,
+    origin: &Origin,
+) -> Result<Placed> {
+    match table::file(entities, entry) {
+        Some(Filed::Inserted(position)) => Ok(Placed::Entity(kind, position)),
+        Some(Filed::Existing(position, offered)) => {
+            let kept = entities.entry_mut(position);
+            if kept.fingerprint() != offered.fingerprint() {
+                return Err(Error::ConflictingEntityIdentity {
+                    origin: origin.clone(),
+                });
+            }
+            if **offered.event_id() < **kept.event_id() {
+                let replaced = std::mem::replace(kept, offered);
+                Ok(Placed::Replaced(kind, position, side_identity(&replaced)))
+            } else {
+                Ok(Placed::Side(side_identity(&offered)))
+            }
+        }
+        None => Err(too_many(origin.clone())),
+    }
+}
+
+fn too_many(origin: Origin) -> Error {
+    Error::OutOfRange {
+        origin,
+        message: format!(
+            "more than {} distinct records of one kind; split the artifact",
+            table::MAX_ENTITIES
+        ),
+    }
+}
+
+impl Tables {
+    fn file(
+        &mut self,
+        event: CorrelationEvent,
+        interner: &mut Interner,
+        origin: &Origin,
+    ) -> Result<Placed> {
+        let fingerprint = event.fingerprint();
+        let (context, event_id, metadata, body) = event.into_parts();
+        macro_rules! entry {
+            ($body:expr) => {
+                ResolvedEvent::new(
+                    interner.context(context),
+                    event_id,
+                    metadata,
+                    $body,
+                    fingerprint,
+                )
+            };
+        }
+        use TableKind as K;
+        match body {
+            EventBody::Artifact(_) | EventBody::Capabilities(_) => Ok(Placed::Side(SideIdentity {
+                session_id: context.session_id.clone(),
+                producer_id: context.producer_id.clone(),
+                event_id,
+                fingerprint,
+            })),
+            EventBody::Request(b) => {
+                file_entity(&mut self.requests, K::Requests, entry!(b), origin)
+            }
+            EventBody::Iteration(b) => {
+                file_entity(&mut self.iterations, K::Iterations, entry!(b), origin)
+            }
+            EventBody::Stage(b) => file_entity(&mut self.stages, K::Stages, entry!(b), origin),
+            EventBody::Membership(b) => {
+                file_entity(&mut self.memberships, K::Memberships, entry!(b), origin)
+            }
+            EventBody::Activity(b) => {
+                file_entity(&mut self.activities, K::Activities, entry!(b), origin)
+            }
+            EventBody::ClockAlignment(b) => {
+                file_entity(&mut self.alignments, K::Alignments, entry!(b), origin)
+            }
+        }
+    }
+
+    fn view(&self, kind: TableKind, position: u32) -> IdentityView<'_> {
+        match kind {
+            TableKind::Requests => view_of(&self.requests, position),
+            TableKind::Iterations => view_of(&self.iterations, position),
+            TableKind::Stages => view_of(&self.stages, position),
+            TableKind::Memberships => view_of(&self.memberships, position),
+            TableKind::Activities => view_of(&self.activities, position),
+            TableKind::Alignments => view_of(&self.alignments, position),
+        }
+    }
+}
+
+/// Incremental resolver: push records in delivery order, then [`finish`](Resolver::finish).
+///
+/// Memory grows with the number of distinct records only: a redelivered duplicate is dropped
+/// after one index lookup; a copy under a new `event_id` adds one identity (an 8-byte slot and a
+/// 64-byte side record).
+#[derive(Debug, Default)]
+pub struct Resolver {
+    run_id: Option<Text>,
+    identities: Identities,
+    interner: Interner,
+    tables: Tables,
+}
+
+impl Resolver {
+    /// An empty resolver.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty resolver expecting about `records` distinct records (a hint: the identity index
+    /// is sized for it up front instead of growing by rehashing).
+    pub fn with_capacity(records: usize) -> Self {
+        let mut resolver = Self::default();
+        resolver.identities.reserve(records);
+        resolver
+    }
+
+    /// Takes the next record. Legacy records are skipped. `origin` is where it was read, and is
+    /// attached to the error when this record is the one that fails:
+    /// [`Error::MultipleRunIds`] (run differs from the first correlation record's),
+    /// [`Error::ConflictingEventIdentity`] (known identity, different content),
+    /// [`Error::ConflictingEntityIdentity`] (known entity key, different content), and
+    /// [`Error::OutOfRange`] past 536 870 911 distinct records of one kind.
+    pub fn push(&mut self, record: InferenceRecord, origin: Origin) -> Result<()> {
+        match record {
+            InferenceRecord::Legacy(_) => Ok(()),
+            InferenceRecord::Event(event) => self.push_event(event, origin),
+        }
+    }
+
+    /// Takes the next correlation event (see [`push`](Resolver::push)).
+    pub fn push_event(&mut self, event: CorrelationEvent, origin: Origin) -> Result<()> {
+        let context = event.context();
+        match &self.run_id {
+            None => self.run_id = Some(context.run_id.clone()),
+            Some(run) if *run != context.run_id => return Err(Error::MultipleRunIds { origin }),
+            Some(_) => {}
+        }
+        let hash = identity_hash(&context.session_id, &context.producer_id, event.event_id());
+        let (tables, identities) = (&self.tables, &self.identities);
+        let view = |location| match location {
+            Location::Entity(kind, position) => tables.view(kind, position),
+            Location::Side(index) => identities.side(index),
+        };
+        let known = identities.find(
+            hash,
+            &context.session_id,
+            &context.producer_id,
+            event.event_id(),
+            view,
+        );
+        if let Some(location) = known {
+            return if view(location).fingerprint == event.fingerprint() {
+                Ok(())
+            } else {
+                Err(Error::ConflictingEventIdentity { origin })
+            };
+        }
+        match self.tables.file(event, &mut self.interner, &origin)? {
+            Placed::Entity(kind, position) => {
+                self.identities
+                    .insert(hash, Location::Entity(kind, position));
+            }
+            Placed::Side(side) => {
+                let location = self
+                    .identities
+                    .add_side(side)
+                    .ok_or_else(|| too_many(origin))?;
+                self.identities.insert(hash, location);
+            }
+            Placed::Replaced(kind, position, old) => {
+                let old_hash = identity_hash(&old.session_id, &old.producer_id, &old.event_id);
+                let side = self
+                    .identities
+                    .add_side(old)
+                    .ok_or_else(|| too_many(origin))?;
+                let here = Location::Entity(kind, position);
+                self.identities.relocate(old_hash, here, side);
+                self.identities.insert(hash, here);
+            }
+        }
+        Ok(())
+    }
+
+    /// The number of distinct event identities seen so far.
+    pub fn distinct_events(&self) -> usize {
+        self.identities.len()
+    }
+
+    /// Ends resolution: orders memberships and alignments and lists unresolved references.
+    pub fn finish(self) -> CorrelationGraph {
+        let Tables {
+            requests,
+            iterations,
+            stages,
+            memberships,
+            activities,
+            alignments,
+        } = self.tables;
+        let membership_order = identity_order(&memberships);
+        let alignment_order = identity_order(&alignments);
+        let unresolved = unresolved::unresolved_references(
+            &requests,
+            &iterations,
+            &stages,
+            membership_order.iter().map(|&p| &memberships[p as usize]),
+            &activities,
+        );
+        CorrelationGraph {
+            run_id: self.run_id,
+            requests,
+            iterations,
+            stages,
+            memberships,
+            membership_order,
+            activities,
+            alignments,
+            alignment_order,
+            unresolved,
+        }
+    }
+}
+
+/// Positions sorted by `(session_id, producer_id, event_id)`, a total order on kept events.
+///
+/// Sorting compares a precomputed key first — the rank of `(session_id, producer_id)` among the
+/// table's few distinct contexts, and the first eight bytes of `event_id` — and reads the full
+/// `event_id` only on ties, so most comparisons touch no entry.
+fn identity_order<B>(table: &EntityTable<B>) -> Vec<u32> {
+    let mut contexts: FxHashMap<usize, u32> = FxHashMap::default();
+    let mut distinct: Vec<&CorrelationContext> = Vec::new();
+    for entry in table {
+        contexts
+            .entry(Arc::as_ptr(entry.context_arc()) as usize)
+            .or_insert_with(|| {
+                distinct.push(entry.context());
+                (distinct.len() - 1) as u32
+            });
+    }
+    let pair = |c: &CorrelationContext| (c.session_id.clone(), c.producer_id.clone());
+    let mut pairs: Vec<(Text, Text)> = distinct.iter().map(|c| pair(c)).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let rank_of: Vec<u32> = distinct
+        .iter()
+        .map(|c| pairs.binary_search(&pair(c)).expect("listed") as u32)
+        .collect();
+    let mut keys: Vec<(u32, u64, u32)> = table
+        .iter()
+        .enumerate()
+        .map(|(position, entry)| {
+            let context = contexts[&(Arc::as_ptr(entry.context_arc()) as usize)];
+            let mut prefix = [0u8; 8];
+            let id = entry.event_id().as_bytes();
+            let n = id.len().min(8);
+            prefix[..n].copy_from_slice(&id[..n]);
+            (
+                rank_of[context as usize],
+                u64::from_be_bytes(prefix),
+                position as u32,
+            )
+        })
+        .collect();
+    keys.sort_unstable_by(|a, b| {
+        (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| {
+            let (x, y) = (&table[a.2 as usize], &table[b.2 as usize]);
+            x.event_id().cmp(y.event_id())
+        })
+    });
+    keys.into_iter().map(|(_, _, position)| position).collect()
+}
+
+/// Resolves a whole sequence of records (`resolve_inference_events`); errors carry no origin.
+pub fn resolve_inference_events(
+    records: impl IntoIterator<Item = InferenceRecord>,
+) -> Result<CorrelationGraph> {
+    let mut resolver = Resolver::new();
+    for record in records {
+        resolver.push(record, Origin::default())?;
+    }
+    Ok(resolver.finish())
+}

@@ -1,0 +1,206 @@
+//! The event-identity index: which `(session_id, producer_id, event_id)` have been seen, and with
+//! what content (`evidence.md` §4.1).
+//!
+//! Most identities belong to an event kept in an entity table, so the index stores no strings for
+//! them: a slot is `(32-bit hash, location)` (8 bytes), the location names a table and position,
+//! and a lookup verifies the candidate against the kept event's own context and `event_id`. The
+//! few identities that are not the kept representative of any table (artifact and capability
+//! records, and duplicates under another `event_id` that lost the smallest-id tie-break) are
+//! kept as [`SideIdentity`] records holding their strings. Lookups are therefore exact.
+//!
+//! This module only stores and finds; deciding duplicate vs conflict is [`super::Resolver`]'s.
+
+use std::hash::{Hash, Hasher};
+
+use hashbrown::HashTable;
+use rustc_hash::FxHasher;
+
+use super::table::{fold, spread};
+use crate::fingerprint::Fingerprint;
+use crate::model::Text;
+
+/// The entity tables, as named by a [`Location`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TableKind {
+    Requests,
+    Iterations,
+    Stages,
+    Memberships,
+    Activities,
+    Alignments,
+}
+
+const KINDS: [TableKind; 6] = [
+    TableKind::Requests,
+    TableKind::Iterations,
+    TableKind::Stages,
+    TableKind::Memberships,
+    TableKind::Activities,
+    TableKind::Alignments,
+];
+
+/// Where the event of an identity is: a kept table entry, or a side record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Location {
+    Entity(TableKind, u32),
+    Side(u32),
+}
+
+const INDEX_BITS: u32 = 29;
+const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
+const SIDE_TAG: u32 = 7;
+
+/// The largest side-record index a [`Location`] can hold.
+pub(super) const MAX_SIDE: u32 = INDEX_MASK;
+
+impl Location {
+    fn encode(self) -> u32 {
+        match self {
+            Self::Entity(kind, position) => ((kind as u32) << INDEX_BITS) | position,
+            Self::Side(index) => (SIDE_TAG << INDEX_BITS) | index,
+        }
+    }
+
+    fn decode(code: u32) -> Self {
+        let (tag, index) = (code >> INDEX_BITS, code & INDEX_MASK);
+        if tag == SIDE_TAG {
+            Self::Side(index)
+        } else {
+            Self::Entity(KINDS[tag as usize], index)
+        }
+    }
+}
+
+/// An identity whose event is not kept in any table.
+#[derive(Clone, Debug)]
+pub(super) struct SideIdentity {
+    pub session_id: Text,
+    pub producer_id: Text,
+    pub event_id: Text,
+    pub fingerprint: Fingerprint,
+}
+
+/// What an identity resolves to, for verification and the duplicate check.
+pub(super) struct IdentityView<'a> {
+    pub session_id: &'a str,
+    pub producer_id: &'a str,
+    pub event_id: &'a str,
+    pub fingerprint: Fingerprint,
+}
+
+/// Hash of `(session_id, producer_id, event_id)`; `str`'s `Hash` terminates each part, so the
+/// parts cannot run into each other.
+pub(super) fn identity_hash(session_id: &str, producer_id: &str, event_id: &str) -> u64 {
+    let mut h = FxHasher::default();
+    session_id.hash(&mut h);
+    producer_id.hash(&mut h);
+    event_id.hash(&mut h);
+    h.finish()
+}
+
+/// The set of seen identities.
+#[derive(Debug, Default)]
+pub(super) struct Identities {
+    index: HashTable<(u32, u32)>,
+    side: Vec<SideIdentity>,
+}
+
+impl Identities {
+    /// Reserves room for `additional` more identities.
+    pub fn reserve(&mut self, additional: usize) {
+        self.index.reserve(additional, |&(h, _)| spread(h));
+    }
+
+    /// Number of distinct identities.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// A side record's view.
+    pub fn side(&self, index: u32) -> IdentityView<'_> {
+        let s = &self.side[index as usize];
+        IdentityView {
+            session_id: &s.session_id,
+            producer_id: &s.producer_id,
+            event_id: &s.event_id,
+            fingerprint: s.fingerprint,
+        }
+    }
+
+    /// The location of the identity `(session_id, producer_id, event_id)` hashing to `hash`;
+    /// `view` resolves a candidate location so it can be compared.
+    pub fn find<'a>(
+        &'a self,
+        hash: u64,
+        session_id: &str,
+        producer_id: &str,
+        event_id: &str,
+        view: impl Fn(Location) -> IdentityView<'a>,
+    ) -> Option<Location> {
+        let folded = fold(hash);
+        self.index
+            .find(spread(folded), |&(h, code)| {
+                if h != folded {
+                    return false;
+                }
+                let seen = view(Location::decode(code));
+                seen.event_id == event_id
+                    && seen.producer_id == producer_id
+                    && seen.session_id == session_id
+            })
+            .map(|&(_, code)| Location::decode(code))
+    }
+
+    /// Records a new identity.
+    pub fn insert(&mut self, hash: u64, location: Location) {
+        let folded = fold(hash);
+        self.index
+            .insert_unique(spread(folded), (folded, location.encode()), |&(h, _)| {
+                spread(h)
+            });
+    }
+
+    /// Stores a side record, returning its location (`None` past [`MAX_SIDE`]).
+    pub fn add_side(&mut self, side: SideIdentity) -> Option<Location> {
+        let index = u32::try_from(self.side.len())
+            .ok()
+            .filter(|&i| i <= MAX_SIDE)?;
+        self.side.push(side);
+        Some(Location::Side(index))
+    }
+
+    /// Points the identity hashing to `hash` that is at `from` to `to` instead.
+    pub fn relocate(&mut self, hash: u64, from: Location, to: Location) {
+        let folded = fold(hash);
+        let code = from.encode();
+        if let Some(slot) = self
+            .index
+            .find_mut(spread(folded), |&(h, c)| h == folded && c == code)
+        {
+            slot.1 = to.encode();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_round_trip() {
+        for location in [
+            Location::Entity(TableKind::Requests, 0),
+            Location::Entity(TableKind::Alignments, INDEX_MASK),
+            Location::Entity(TableKind::Memberships, 12345),
+            Location::Side(0),
+            Location::Side(MAX_SIDE),
+        ] {
+            assert_eq!(Location::decode(location.encode()), location);
+        }
+    }
+
+    #[test]
+    fn identity_parts_do_not_run_together() {
+        assert_ne!(identity_hash("ab", "c", "d"), identity_hash("a", "bc", "d"));
+    }
+}

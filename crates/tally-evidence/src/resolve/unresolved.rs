@@ -1,0 +1,114 @@
+//! Unresolved references: references that point at no entity of the graph (`evidence.md` §4.3).
+//!
+//! The list is built in the reference's order — memberships in their sorted order, then stages,
+//! then activities, each in table order — and then stably sorted by `(event_id, kind, ref.id)`,
+//! so entries equal on those three keep the build order. The ref's `producer_id` is deliberately
+//! not a sort key (the reference does not use it). Which references are checked, and which are
+//! never (`backend_request_ref`, `batch_ref`, `correlation_scope`, alignment domains), is fixed
+//! here; the tables themselves come from [`super::Resolver`].
+
+use std::fmt;
+
+use rustc_hash::FxHashSet;
+
+use super::table::{EntityTable, ResolvedEvent};
+use crate::model::{
+    ActivityReferenceEvent, EntityRef, IterationEvent, MembershipEvent, RequestEvent, StageEvent,
+    Text,
+};
+
+/// What kind of entity an unresolved reference should have named. Ordered as the wire strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ReferenceKind {
+    /// `attempt`: a membership's `(request_ref, attempt_ref)` is not a request key.
+    Attempt,
+    /// `iteration`: no iteration has this reference.
+    Iteration,
+    /// `request`: no request entry (of any attempt) has this reference.
+    Request,
+}
+
+impl ReferenceKind {
+    /// The wire spelling (`attempt`, `iteration`, `request`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Attempt => "attempt",
+            Self::Iteration => "iteration",
+            Self::Request => "request",
+        }
+    }
+}
+
+impl fmt::Display for ReferenceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A reference that names no entity: `(event_id, kind, ref)` of the reference's output.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UnresolvedReference {
+    /// The kept event that holds the reference.
+    pub event_id: Text,
+    /// What it should have named.
+    pub kind: ReferenceKind,
+    /// The dangling reference.
+    pub reference: EntityRef,
+}
+
+/// Builds the unresolved list of §4.3 from the resolved tables (`memberships` already sorted).
+pub(super) fn unresolved_references<'a>(
+    requests: &'a EntityTable<RequestEvent>,
+    iterations: &'a EntityTable<IterationEvent>,
+    stages: &'a EntityTable<StageEvent>,
+    memberships: impl Iterator<Item = &'a ResolvedEvent<MembershipEvent>>,
+    activities: &'a EntityTable<ActivityReferenceEvent>,
+) -> Vec<UnresolvedReference> {
+    let requested: FxHashSet<&EntityRef> = requests.iter().map(|e| &e.body().request_ref).collect();
+    let mut out = Vec::new();
+    let mut note = |event_id: &Text, kind, reference: &EntityRef| {
+        out.push(UnresolvedReference {
+            event_id: event_id.clone(),
+            kind,
+            reference: reference.clone(),
+        });
+    };
+    for m in memberships {
+        let b = m.body();
+        if !requested.contains(&b.request_ref) {
+            note(m.event_id(), ReferenceKind::Request, &b.request_ref);
+        } else if let Some(attempt) = &b.attempt_ref
+            && !requests.contains(&b.request_ref, Some(attempt))
+        {
+            note(m.event_id(), ReferenceKind::Attempt, attempt);
+        }
+        if !iterations.contains(&b.iteration_ref) {
+            note(m.event_id(), ReferenceKind::Iteration, &b.iteration_ref);
+        }
+    }
+    for s in stages {
+        let b = s.body();
+        if let Some(request) = &b.request_ref
+            && !requested.contains(request)
+        {
+            note(s.event_id(), ReferenceKind::Request, request);
+        }
+        if let Some(iteration) = &b.iteration_ref
+            && !iterations.contains(iteration)
+        {
+            note(s.event_id(), ReferenceKind::Iteration, iteration);
+        }
+    }
+    for a in activities {
+        if let Some(iteration) = &a.body().iteration_ref
+            && !iterations.contains(iteration)
+        {
+            note(a.event_id(), ReferenceKind::Iteration, iteration);
+        }
+    }
+    // Stable: ties on (event_id, kind, ref.id) keep the build order above.
+    out.sort_by(|x, y| {
+        (&*x.event_id, x.kind, &*x.reference.id).cmp(&(&*y.event_id, y.kind, &*y.reference.id))
+    });
+    out
+}
