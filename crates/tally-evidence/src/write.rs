@@ -10,7 +10,7 @@
 //!
 //! Speed: rows are formatted straight into a reused byte buffer by a hand-written serialiser
 //! (no intermediate JSON values except for metadata), each context's JSON text is built once per
-//! writer, and output goes through a large `BufWriter`.
+//! writer, and the buffer goes to the sink in 1 MiB writes.
 //!
 //! Deliberately not here: reading or validating records (records are valid by construction, see
 //! [`crate::model`]) and choosing which records to write.
@@ -21,7 +21,7 @@ mod record;
 #[cfg(test)]
 mod tests;
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -59,17 +59,22 @@ pub fn context_id(ctx: &CorrelationContext) -> String {
     id
 }
 
+/// Bytes gathered before they are handed to the sink.
+const FLUSH_THRESHOLD: usize = 1 << 20;
+
 /// Writes records as a JSONL artifact in the chosen [`ArtifactForm`].
 ///
 /// Each writer has its own context registry (as the reference's writer starts a fresh one each
-/// time it opens a file), so a v4 artifact defines every context it uses. Call
+/// time it opens a file), so a v4 artifact defines every context it uses. Rows are formatted
+/// straight into a 1 MiB output buffer, so the sink needs no buffering of its own. Call
 /// [`finish`](Self::finish) to flush and get the sink back; dropping the writer flushes on a
-/// best-effort basis, like [`BufWriter`].
+/// best-effort basis, like [`std::io::BufWriter`].
 pub struct ArtifactWriter<W: Write> {
-    out: BufWriter<W>,
+    /// `None` only after [`finish`](Self::finish).
+    sink: Option<W>,
     form: ArtifactForm,
     contexts: ContextTable,
-    line: Vec<u8>,
+    buf: Vec<u8>,
     metadata: Vec<u8>,
 }
 
@@ -77,10 +82,10 @@ impl<W: Write> ArtifactWriter<W> {
     /// A writer of `form` rows into `sink`.
     pub fn new(sink: W, form: ArtifactForm) -> Self {
         Self {
-            out: BufWriter::with_capacity(1 << 20, sink),
+            sink: Some(sink),
             form,
             contexts: ContextTable::default(),
-            line: Vec::with_capacity(4096),
+            buf: Vec::with_capacity(FLUSH_THRESHOLD + 64 * 1024),
             metadata: Vec::with_capacity(1024),
         }
     }
@@ -96,10 +101,27 @@ impl<W: Write> ArtifactWriter<W> {
     /// contexts hash to the same id (`conflicting context definition: {id}`). A failed record
     /// writes nothing and registers nothing.
     pub fn write_record(&mut self, record: &InferenceRecord) -> io::Result<()> {
-        self.line.clear();
+        let mark = self.buf.len();
+        let result = self.format_record(record);
+        if result.is_err() {
+            self.buf.truncate(mark);
+        }
+        let newly_defined = result?;
+        if self.buf.len() >= FLUSH_THRESHOLD {
+            self.flush_buffer()?;
+        }
+        if let Some(slot) = newly_defined {
+            self.contexts.entries[slot].defined = true;
+        }
+        Ok(())
+    }
+
+    /// Appends the record's line(s) to the buffer; returns the context whose definition it
+    /// wrote, if any.
+    fn format_record(&mut self, record: &InferenceRecord) -> io::Result<Option<usize>> {
         let mut newly_defined = None;
         match record {
-            InferenceRecord::Legacy(legacy) => record::push_legacy(&mut self.line, legacy)?,
+            InferenceRecord::Legacy(legacy) => record::push_legacy(&mut self.buf, legacy)?,
             InferenceRecord::Event(event) => {
                 self.metadata.clear();
                 record::push_metadata(&mut self.metadata, event.metadata())?;
@@ -110,25 +132,28 @@ impl<W: Write> ArtifactWriter<W> {
                 if compact {
                     let id = entry.id.as_deref().expect("interned contexts have an id");
                     if !entry.defined {
-                        record::push_definition(&mut self.line, &entry.json, id);
-                        self.line.push(b'\n');
+                        record::push_definition(&mut self.buf, &entry.json, id);
+                        self.buf.push(b'\n');
                         newly_defined = Some(slot);
                     }
                     let context = ContextField::Interned(id);
-                    record::push_event(&mut self.line, event, context, &self.metadata, 4);
+                    record::push_event(&mut self.buf, event, context, &self.metadata, 4);
                 } else {
                     let context = ContextField::Embedded(&entry.json);
                     let version = embedded_version;
-                    record::push_event(&mut self.line, event, context, &self.metadata, version);
+                    record::push_event(&mut self.buf, event, context, &self.metadata, version);
                 }
             }
         }
-        self.line.push(b'\n');
-        self.out.write_all(&self.line)?;
-        if let Some(slot) = newly_defined {
-            self.contexts.entries[slot].defined = true;
-        }
-        Ok(())
+        self.buf.push(b'\n');
+        Ok(newly_defined)
+    }
+
+    fn flush_buffer(&mut self) -> io::Result<()> {
+        let sink = self.sink.as_mut().expect("the sink is present until finish");
+        let result = sink.write_all(&self.buf);
+        self.buf.clear();
+        result
     }
 
     /// Writes every record of `records`, stopping at the first error.
@@ -140,10 +165,21 @@ impl<W: Write> ArtifactWriter<W> {
     }
 
     /// Flushes everything and returns the sink.
-    pub fn finish(self) -> io::Result<W> {
-        self.out
-            .into_inner()
-            .map_err(io::IntoInnerError::into_error)
+    pub fn finish(mut self) -> io::Result<W> {
+        self.flush_buffer()?;
+        let mut sink = self.sink.take().expect("the sink is present until finish");
+        sink.flush()?;
+        Ok(sink)
+    }
+}
+
+impl<W: Write> Drop for ArtifactWriter<W> {
+    fn drop(&mut self) {
+        if let Some(sink) = self.sink.as_mut() {
+            // Errors cannot be reported from a drop; `finish` reports them.
+            let _ = sink.write_all(&self.buf);
+            let _ = sink.flush();
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! `cargo run -p tally-synth --example synth -- --requests N [--seed S] [--form v2|v4]
 //! [--duplicates F] [--shuffle] [--shuffle-window N] [--legacy N] [--unresolved N] [--hosts N]
-//! -o FILE`
+//! (-o FILE | --count-only)`
 #![allow(clippy::print_stderr)]
 
 use std::path::PathBuf;
@@ -27,6 +27,7 @@ fn run() -> Result<(), String> {
     let mut delivery = Delivery::default();
     let mut form = ArtifactForm::V2;
     let mut output: Option<PathBuf> = None;
+    let mut count_only = false;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -47,11 +48,21 @@ fn run() -> Result<(), String> {
                 }
             }
             "-o" | "--output" => output = Some(PathBuf::from(value()?)),
+            "--count-only" => count_only = true,
             other => return Err(format!("unknown flag {other}")),
         }
     }
-    let output = output.ok_or("-o FILE is required")?;
     let started = Instant::now();
+    if count_only {
+        let records = scenario
+            .delivered(&delivery)
+            .map_err(|e| e.to_string())?
+            .count();
+        let seconds = started.elapsed().as_secs_f64();
+        eprintln!("generated {records} records in {seconds:.3} s (not written)");
+        return Ok(());
+    }
+    let output = output.ok_or("-o FILE is required")?;
     let summary = write_artifact(&scenario, &delivery, form, &output).map_err(|e| e.to_string())?;
     eprintln!(
         "wrote {} records to {} in {:.3} s",

@@ -116,7 +116,7 @@ pub(crate) fn draw_ops(
                 OpSpec {
                     stream: COMPUTE_STREAM,
                     kind: OpKind::Kernel,
-                    name: name,
+                    name,
                     api: "cudaLaunchKernel",
                     span: (t, t + duration),
                     graph: None,
@@ -233,7 +233,7 @@ impl OpSink<'_> {
         } else {
             Some(launcher.correlation)
         };
-        let launch = (!lost).then(|| Launch {
+        let launch = (!lost).then_some(Launch {
             api: spec.api,
             correlation: launcher.correlation,
             cpu_t: self.cpu_t,

@@ -293,24 +293,24 @@ impl Lowering {
                 launch.linked.then(|| iteration.clone()),
             ));
         }
-        if step.busy_sample {
-            if let Some(sampler) = &self.contexts.samplers[step.host as usize] {
-                out.push(record(
-                    sampler,
-                    format!("sample-{n}"),
-                    format!(r#"{{"utilization_pct":{}}}"#, 60 + n % 40),
-                    EventBody::Activity(ActivityReferenceEvent {
-                        start_ns: Some(host.wall.at(step.start_t)),
-                        end_ns: Some(host.wall.at(step.end_t)),
-                        ..activity(
-                            eref(&sampler.producer_id, format!("gpu-busy-{n}")),
-                            "gpu_busy_sample",
-                            ActivityDomain::Gpu,
-                            Some(iteration.clone()),
-                        )
-                    }),
-                ));
-            }
+        if step.busy_sample
+            && let Some(sampler) = &self.contexts.samplers[step.host as usize]
+        {
+            out.push(record(
+                sampler,
+                format!("sample-{n}"),
+                format!(r#"{{"utilization_pct":{}}}"#, 60 + n % 40),
+                EventBody::Activity(ActivityReferenceEvent {
+                    start_ns: Some(host.wall.at(step.start_t)),
+                    end_ns: Some(host.wall.at(step.end_t)),
+                    ..activity(
+                        eref(&sampler.producer_id, format!("gpu-busy-{n}")),
+                        "gpu_busy_sample",
+                        ActivityDomain::Gpu,
+                        Some(iteration.clone()),
+                    )
+                }),
+            ));
         }
         if step.gc_pause {
             out.push(record(

@@ -416,7 +416,7 @@ impl Engine {
                 .unwrap_or(1),
             linked: rng.random_range(0..100u32) >= 3,
         });
-        let sample_stage = (index % 4 == 0).then(|| {
+        let sample_stage = index.is_multiple_of(4).then(|| {
             let start = end_t - rng.random_range(100_000..250_000i64);
             (start, start + rng.random_range(20_000..90_000i64))
         });
@@ -431,7 +431,7 @@ impl Engine {
             gpu_ops,
             runtime_launch,
             sample_stage,
-            busy_sample: self.sampler && index % 16 == 0,
+            busy_sample: self.sampler && index.is_multiple_of(16),
             gc_pause: index % 128 == 64,
         })));
 
