@@ -150,7 +150,10 @@ impl<W: Write> ArtifactWriter<W> {
     }
 
     fn flush_buffer(&mut self) -> io::Result<()> {
-        let sink = self.sink.as_mut().expect("the sink is present until finish");
+        let sink = self
+            .sink
+            .as_mut()
+            .expect("the sink is present until finish");
         let result = sink.write_all(&self.buf);
         self.buf.clear();
         result

@@ -14,7 +14,7 @@
 //! window ([`DEFAULT_SHUFFLE_WINDOW`]) keeps memory bounded (about 64 Ki records) while still
 //! moving records far from where a time-ordered writer would put them.
 //!
-//! Everything is deterministic in the RNG's seed.
+//! Everything is deterministic in the two RNGs' seeds.
 
 use std::collections::VecDeque;
 
@@ -31,7 +31,10 @@ pub const DEFAULT_SHUFFLE_WINDOW: usize = 1 << 16;
 /// Applies redelivery and windowed shuffling to a record stream.
 pub struct Delivered<I> {
     inner: Option<I>,
+    /// Draws redeliveries.
     rng: Xoshiro256PlusPlus,
+    /// Draws the shuffle (separate, so shuffling never changes which records are redelivered).
+    shuffle_rng: Xoshiro256PlusPlus,
     duplicates: f64,
     /// `delayed[k]` holds redeliveries due after `k` more input records.
     delayed: VecDeque<Vec<InferenceRecord>>,
@@ -41,12 +44,20 @@ pub struct Delivered<I> {
 }
 
 impl<I: Iterator<Item = InferenceRecord>> Delivered<I> {
-    /// Wraps `inner`. `duplicates` is the redelivery probability (0 ≤ p ≤ 1); `window` is the
-    /// shuffle window (`None`: keep order; `Some(0)` counts as a full shuffle).
-    pub fn new(inner: I, rng: Xoshiro256PlusPlus, duplicates: f64, window: Option<usize>) -> Self {
+    /// Wraps `inner`. `duplicates` is the redelivery probability (0 ≤ p ≤ 1), drawn from `rng`;
+    /// `window` is the shuffle window (`None`: keep order; `Some(0)` counts as a full shuffle),
+    /// drawn from `shuffle_rng`.
+    pub fn new(
+        inner: I,
+        rng: Xoshiro256PlusPlus,
+        shuffle_rng: Xoshiro256PlusPlus,
+        duplicates: f64,
+        window: Option<usize>,
+    ) -> Self {
         Self {
             inner: Some(inner),
             rng,
+            shuffle_rng,
             duplicates,
             delayed: (0..=MAX_REDELIVERY_DELAY).map(|_| Vec::new()).collect(),
             window: window.map(|w| if w == 0 { usize::MAX } else { w }),
@@ -101,7 +112,7 @@ impl<I: Iterator<Item = InferenceRecord>> Iterator for Delivered<I> {
             }
             // Fisher–Yates; the buffer is then drained from its end.
             for k in (1..self.buffer.len()).rev() {
-                let j = self.rng.random_range(0..=k as u64) as usize;
+                let j = self.shuffle_rng.random_range(0..=k as u64) as usize;
                 self.buffer.swap(k, j);
             }
         }

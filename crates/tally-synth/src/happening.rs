@@ -10,7 +10,7 @@
 //! Nothing here does anything: these are plain values.
 
 /// One attempt of one request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct AttemptId {
     /// The logical request (0-based, in issue order).
     pub request: u64,
@@ -22,7 +22,7 @@ pub struct AttemptId {
 }
 
 /// What a request does in one iteration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Role {
     /// Processes (a chunk of) its prompt.
     Prefill,
@@ -56,7 +56,7 @@ pub struct Member {
 }
 
 /// The kind of a GPU operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum OpKind {
     /// A kernel (or a CUDA-graph replay of kernels).
     Kernel,
@@ -164,7 +164,7 @@ pub struct Step {
 }
 
 /// How an attempt ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Outcome {
     /// Completed.
     Ok,

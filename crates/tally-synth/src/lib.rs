@@ -167,6 +167,7 @@ impl Scenario {
         Ok(Delivered::new(
             self.records_with_legacy(delivery.legacy),
             stream_rng(self.seed, u64::from(u32::MAX) + 1),
+            stream_rng(self.seed, u64::from(u32::MAX) + 2),
             delivery.duplicates,
             delivery.shuffle.then_some(delivery.shuffle_window),
         ))
