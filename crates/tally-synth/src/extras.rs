@@ -19,7 +19,7 @@ use tally_evidence::{
 };
 
 use crate::happening::RequestEnd;
-use crate::lower::{eref, json_str, record, req, runtime_launch};
+use crate::shapes::{eref, json_str, record, req, runtime_launch};
 use crate::topology::Topology;
 
 /// The plans of planted references and legacy records.

@@ -3,9 +3,9 @@
 //! A [`Happening`] says what happened in the deployment, in simulated true time (ns since the
 //! run started), without choosing any evidence format: an engine step with its member requests
 //! and the GPU work it launched, a request attempt being scheduled or ending, a logical request
-//! ending, a clock synchronisation. [`crate::lower`] turns them into stormlog correlation records;
-//! a Kineto or Nsight writer would turn the same values into trace events (GPU ops carry their
-//! stream, CPU launch call and correlation id; CUDA-graph replays carry their member kernels).
+//! ending, a clock synchronisation. The crate's lowering turns them into stormlog correlation
+//! records; a Kineto or Nsight writer would turn the same values into trace events (GPU ops carry
+//! their stream, CPU launch call and correlation id; CUDA-graph replays their member kernels).
 //!
 //! Nothing here does anything: these are plain values.
 

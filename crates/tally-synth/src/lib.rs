@@ -24,6 +24,7 @@ mod extras;
 mod gpu_work;
 pub mod happening;
 mod lower;
+mod shapes;
 pub mod simulate;
 pub mod topology;
 
@@ -48,7 +49,7 @@ use simulate::SimulationParams;
 
 /// Average records per request with the default parameters (measured; used to size a run for
 /// a target record count).
-pub const RECORDS_PER_REQUEST: f64 = 19.0;
+pub const RECORDS_PER_REQUEST: f64 = 19.4;
 
 /// Everything that can go wrong while generating.
 #[derive(Debug, thiserror::Error)]

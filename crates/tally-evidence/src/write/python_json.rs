@@ -3,17 +3,11 @@
 //! The reference serialises every row with `json.dumps(row, sort_keys=True)`, so a byte-identical
 //! writer needs Python's string escaping (every character outside printable ASCII as `\uXXXX` in
 //! lowercase hex, astral characters as surrogate pairs), Python's `repr` of floats, the literals
-//! `NaN`/`Infinity`/`-Infinity`, and objects with sorted keys. Both separator styles are here:
-//! the default `", "`/`": "` of written rows and the compact `,`/`:` of the context-id hash.
+//! `NaN`/`Infinity`/`-Infinity`. Both separator styles are here: the default `", "`/`": "` of
+//! written rows and the compact `,`/`:` of the context-id hash.
 //!
-//! This module only appends bytes to a `Vec<u8>`; it knows nothing of records (see
-//! [`super::record`]) and does no I/O.
-
-use std::sync::LazyLock;
-
-use serde_json::Value;
-
-use crate::fingerprint;
+//! This module only appends scalars to a `Vec<u8>`; objects are assembled by
+//! [`super::record`] and [`super::canonical`]. No I/O.
 
 /// Which separators to put between items and between a key and its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +50,12 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// Appends `s` as a quoted JSON string, escaped like Python's `ensure_ascii=True`.
 pub(crate) fn push_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
+    push_str_body(out, s);
+    out.push(b'"');
+}
+
+/// Appends the escaped characters of `s` without the quotes.
+pub(crate) fn push_str_body(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     let mut start = 0;
     let mut i = 0;
@@ -90,10 +90,10 @@ pub(crate) fn push_str(out: &mut Vec<u8>, s: &str) {
         start = i;
     }
     out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
 }
 
-fn push_u_escape(out: &mut Vec<u8>, unit: u16) {
+/// Appends `\uXXXX` (lowercase hex) for one UTF-16 code unit.
+pub(crate) fn push_u_escape(out: &mut Vec<u8>, unit: u16) {
     out.extend_from_slice(&[
         b'\\',
         b'u',
@@ -183,87 +183,5 @@ pub(crate) fn push_f64(out: &mut Vec<u8>, f: f64) {
             out.push(b'.');
             out.extend_from_slice(&digits[decpt..]);
         }
-    }
-}
-
-/// Appends a JSON value with sorted object keys at every level. Strings that
-/// [`fingerprint::parse_lenient`] made out of the literals `NaN`, `Infinity` and `-Infinity` are
-/// written back as those literals.
-pub(crate) fn push_value(out: &mut Vec<u8>, value: &Value, seps: Separators) {
-    match value {
-        Value::Null => out.extend_from_slice(b"null"),
-        Value::Bool(true) => out.extend_from_slice(b"true"),
-        Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => {
-            if let Some(u) = n.as_u64() {
-                push_u64(out, u);
-            } else if let Some(i) = n.as_i64() {
-                push_i64(out, i);
-            } else {
-                push_f64(out, n.as_f64().unwrap_or(f64::NAN));
-            }
-        }
-        Value::String(s) => match special_float(s) {
-            Some(special) => push_f64(out, special),
-            None => push_str(out, s),
-        },
-        Value::Array(items) => {
-            out.push(b'[');
-            for (k, item) in items.iter().enumerate() {
-                if k > 0 {
-                    out.extend_from_slice(seps.item());
-                }
-                push_value(out, item, seps);
-            }
-            out.push(b']');
-        }
-        Value::Object(map) => {
-            out.push(b'{');
-            let sorted = map.keys().zip(map.keys().skip(1)).all(|(a, b)| a < b);
-            if sorted {
-                push_members(out, map.iter(), seps);
-            } else {
-                let mut members: Vec<(&String, &Value)> = map.iter().collect();
-                members.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                push_members(out, members.into_iter(), seps);
-            }
-            out.push(b'}');
-        }
-    }
-}
-
-/// The float a sentinel string of [`fingerprint::parse_lenient`] stands for. The sentinels are
-/// learnt from `parse_lenient` itself, so this stays right if their spelling changes.
-fn special_float(s: &str) -> Option<f64> {
-    static SENTINELS: LazyLock<Vec<(String, f64)>> = LazyLock::new(|| {
-        let parsed = fingerprint::parse_lenient("[NaN, Infinity, -Infinity]")
-            .expect("the reference's special literals parse");
-        let values = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY];
-        parsed
-            .as_array()
-            .into_iter()
-            .flatten()
-            .zip(values)
-            .filter_map(|(sentinel, value)| Some((sentinel.as_str()?.to_owned(), value)))
-            .collect()
-    });
-    SENTINELS
-        .iter()
-        .find(|(sentinel, _)| sentinel == s)
-        .map(|(_, value)| *value)
-}
-
-fn push_members<'a>(
-    out: &mut Vec<u8>,
-    members: impl Iterator<Item = (&'a String, &'a Value)>,
-    seps: Separators,
-) {
-    for (k, (key, value)) in members.enumerate() {
-        if k > 0 {
-            out.extend_from_slice(seps.item());
-        }
-        push_str(out, key);
-        out.extend_from_slice(seps.key());
-        push_value(out, value, seps);
     }
 }

@@ -12,11 +12,11 @@
 
 use std::io;
 
-use crate::fingerprint;
 use crate::model::{
     CorrelationContext, CorrelationEvent, EntityRef, EventBody, LegacyRecord, Metadata, Nanos,
 };
 
+use super::canonical;
 use super::python_json::{self, Separators};
 
 /// How a row carries its context.
@@ -53,37 +53,22 @@ pub(crate) fn push_context(out: &mut Vec<u8>, ctx: &CorrelationContext, seps: Se
     f.end();
 }
 
-/// Appends the metadata object by value (sorted keys, the special float literals kept).
-/// Fails only for metadata text that is not a JSON object, which the reader never produces.
+/// Appends the metadata object by value (sorted keys, numbers and special literals as Python
+/// writes them back). Fails only for metadata text that is not JSON, which the reader never
+/// produces.
 pub(crate) fn push_metadata(out: &mut Vec<u8>, meta: &Metadata) -> io::Result<()> {
     if meta.is_empty() {
         out.extend_from_slice(b"{}");
         return Ok(());
     }
-    match fingerprint::parse_lenient(meta.json_text()) {
-        Ok(value) if value.is_object() => {
-            python_json::push_value(out, &value, Separators::Spaced);
-            Ok(())
-        }
-        _ => Err(invalid(format!(
-            "metadata is not a JSON object: {}",
-            meta.json_text()
-        ))),
-    }
+    canonical::reserialize(out, meta.json_text(), Separators::Spaced)
+        .map_err(|e| invalid(format!("metadata is not JSON ({e}): {}", meta.json_text())))
 }
 
 /// Appends a legacy record: its JSON object re-serialised with sorted keys.
 pub(crate) fn push_legacy(out: &mut Vec<u8>, record: &LegacyRecord) -> io::Result<()> {
-    match fingerprint::parse_lenient(&record.json) {
-        Ok(value) => {
-            python_json::push_value(out, &value, Separators::Spaced);
-            Ok(())
-        }
-        Err(e) => Err(invalid(format!(
-            "legacy record is not JSON ({e}): {}",
-            record.json
-        ))),
-    }
+    canonical::reserialize(out, &record.json, Separators::Spaced)
+        .map_err(|e| invalid(format!("legacy record is not JSON ({e}): {}", record.json)))
 }
 
 /// Appends one correlation event as a JSON object. `metadata` is the event's metadata object,

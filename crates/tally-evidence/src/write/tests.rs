@@ -399,12 +399,69 @@ fn floats_are_written_as_python_repr() {
     }
 }
 
+fn canonical(text: &str, seps: Separators) -> String {
+    let mut out = Vec::new();
+    super::canonical::reserialize(&mut out, text, seps).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
 #[test]
 fn compact_separators_for_hashing() {
-    let mut out = Vec::new();
-    let value = serde_json::json!({"b": [1, 2], "a": null});
-    python_json::push_value(&mut out, &value, Separators::Compact);
-    assert_eq!(out, br#"{"a":null,"b":[1,2]}"#);
+    assert_eq!(
+        canonical(r#"{"b": [1, 2], "a": null}"#, Separators::Compact),
+        r#"{"a":null,"b":[1,2]}"#
+    );
+}
+
+#[test]
+fn reserialising_keeps_what_python_keeps() {
+    let cases = [
+        // -0 is the integer 0; integers of any size are kept digit for digit.
+        (
+            "[-0, 0, -0.0, 1.0, 1E2, 123456789012345678901234567890, -5]",
+            "[0, 0, -0.0, 1.0, 100.0, 123456789012345678901234567890, -5]",
+        ),
+        // Overflowing floats are infinite, as in Python.
+        ("[1e400, -1e400, NaN]", "[Infinity, -Infinity, NaN]"),
+        // The last of duplicate keys wins; keys sort by code point (astral after U+E000).
+        (
+            r#"{"b": 1, "a": 2, "b": 3, "\ud83d\ude00": 5, "\ue000": 4}"#,
+            r#"{"a": 2, "b": 3, "\ue000": 4, "\ud83d\ude00": 5}"#,
+        ),
+        // Lone surrogates survive; an escaped pair joins; "\/" is a slash.
+        (
+            r#"["\ud800", "\ud83d\ud83d\ude00", "a\/b", "\u00E9", "\udc00x"]"#,
+            r#"["\ud800", "\ud83d\ud83d\ude00", "a/b", "\u00e9", "\udc00x"]"#,
+        ),
+        // Whitespace goes; raw non-ASCII is escaped.
+        (
+            "{ \"x\" :\t[ true ,false,null ] ,\n\"y\":\"\u{e9}\"}",
+            r#"{"x": [true, false, null], "y": "\u00e9"}"#,
+        ),
+        ("{}", "{}"),
+        ("[]", "[]"),
+    ];
+    for (input, expected) in cases {
+        assert_eq!(canonical(input, Separators::Spaced), expected, "{input}");
+    }
+}
+
+#[test]
+fn reserialising_refuses_what_is_not_json() {
+    for bad in [
+        "{",
+        "[1,]",
+        r#"{"a" 1}"#,
+        "01",
+        r#""\x""#,
+        "[1] 2",
+        "nul",
+        "",
+    ] {
+        let mut out = Vec::new();
+        let result = super::canonical::reserialize(&mut out, bad, Separators::Spaced);
+        assert!(result.is_err(), "{bad}");
+    }
 }
 
 #[test]
@@ -423,4 +480,46 @@ fn each_writer_starts_a_fresh_registry() {
     let second = to_jsonl(&records, ArtifactForm::V4).unwrap();
     assert!(lines(&second)[0].contains(r#""event_type": "infer.context""#));
     assert_eq!(first, second);
+}
+
+#[test]
+fn a_failed_record_writes_and_registers_nothing() {
+    let e = engine_context();
+    let iteration = |meta: &str| {
+        event(
+            &e,
+            "it-1",
+            meta,
+            EventBody::Iteration(IterationEvent {
+                iteration_ref: r("eng", "I1"),
+                batch_ref: None,
+                start_ns: None,
+                end_ns: None,
+            }),
+        )
+    };
+    let mut writer = ArtifactWriter::new(Vec::new(), ArtifactForm::V4);
+    let err = writer.write_record(&iteration("{not json")).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+    writer.write_record(&iteration("{}")).unwrap();
+    let bytes = writer.finish().unwrap();
+    let expected_row = r#"{"batch_ref": null, "context_id": "ctx-c87c218ffa8614e3", "end_ns": null, "event_id": "it-1", "event_type": "infer.iteration", "iteration_ref": {"id": "I1", "producer_id": "eng"}, "metadata": {}, "schema_version": 4, "start_ns": null}"#;
+    let lines = lines(&bytes);
+    assert_eq!(
+        lines.len(),
+        2,
+        "the definition is written with the first good record"
+    );
+    assert!(lines[0].starts_with(r#"{"context": {"backend": null"#));
+    assert_eq!(lines[1], expected_row);
+}
+
+#[test]
+fn dropping_the_writer_flushes() {
+    let mut sink = Vec::new();
+    {
+        let mut writer = ArtifactWriter::new(&mut sink, ArtifactForm::V2);
+        writer.write_all(&eight_records()).unwrap();
+    }
+    assert_eq!(sink, to_jsonl(&eight_records(), ArtifactForm::V2).unwrap());
 }
