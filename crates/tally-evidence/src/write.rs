@@ -9,8 +9,9 @@
 //! own JSON re-serialised the same way. The same records always give the same bytes.
 //!
 //! Speed: rows are formatted straight into a reused byte buffer by a hand-written serialiser
-//! (no intermediate JSON values; metadata text is re-serialised by a small streaming parser), each context's JSON text is built once per
-//! writer, and the buffer goes to the sink in 1 MiB writes.
+//! (no intermediate JSON values; metadata text is re-serialised by a small streaming parser),
+//! each context's JSON text is built once per writer, and the buffer goes to the sink in 1 MiB
+//! writes.
 //!
 //! Deliberately not here: reading or validating records (records are valid by construction, see
 //! [`crate::model`]) and choosing which records to write.
