@@ -3,8 +3,9 @@
 //! Per GPU and step: an input copy (host to device) on a copy stream; then either eager prefill
 //! kernels on the compute stream (overlapped, under tensor parallelism, by an all-reduce on the
 //! NCCL stream, and otherwise sometimes by a KV-cache block copy on the copy stream) or, for
-//! decode-only steps, one CUDA-graph replay whose kernels run back to back (sometimes touching); an occasional memset; and the copy of the sampled tokens
-//! back to the host on a second copy stream. Every operation has a launch call with a CUPTI
+//! decode-only steps, one CUDA-graph replay whose kernels run back to back (sometimes touching);
+//! an occasional memset; and the copy of the sampled tokens back to the host on a second copy
+//! stream. Every operation has a launch call with a CUPTI
 //! correlation id, except a few whose launch the profiler lost, and a few launched outside the
 //! iteration's profiler range — those become unattributed activities.
 //!
