@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Benchmark tally against the Python reference (stormlog 0.4.3) on synthetic artifacts.
+
+Standard library only; run.sh sets up the tools and calls it. Subcommands:
+
+  harness.py bench --tally BIN --python PY [--sizes 10k,100k,1m] [--runs N] [--out DIR]
+      Generates each trace with ``tally trace synth`` (v2, and v4 with 2% duplicates and
+      shuffled delivery), times ``tally trace account FILE --json`` (median of N runs) and the
+      reference (reference.py, one run), each under ``/usr/bin/time -v`` for wall time and peak
+      RSS, optionally times ``tally trace parse-only FILE`` when that hidden command exists,
+      checks that both tools print the same JSON value, and prints a Markdown table (also
+      written to DIR/results.md).
+
+  harness.py conformance --python PY [--dir DIR]
+      Runs reference.py on every conformance case and checks it reproduces the expected JSON.
+
+  harness.py compare A.json B.json
+      Compares two JSON files as values; exit status 0 when equal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REFERENCE = HERE / "reference.py"
+
+# Requests per size: about 19.4 records per request, as in evidence.md §12 (52 631 → ~1 M).
+SIZES = {"1k": 53, "10k": 526, "100k": 5263, "1m": 52631}
+
+
+def timed(cmd: list[str], stdout: Path, stderr: Path) -> dict[str, Any]:
+    """Runs cmd under GNU time; returns wall seconds, peak RSS (MiB) and the exit status."""
+    time_log = stderr.with_suffix(".time")
+    with stdout.open("wb") as out, stderr.open("wb") as err:
+        proc = subprocess.run(
+            ["/usr/bin/time", "-v", "-o", str(time_log), *cmd], stdout=out, stderr=err
+        )
+    wall = rss_kib = None
+    for line in time_log.read_text().splitlines():
+        line = line.strip()
+        if line.startswith("Elapsed (wall clock) time"):
+            clock = line.rsplit(" ", 1)[1]
+            seconds = 0.0
+            for part in clock.split(":"):
+                seconds = seconds * 60 + float(part)
+            wall = seconds
+        elif line.startswith("Maximum resident set size"):
+            rss_kib = int(line.rsplit(" ", 1)[1])
+    return {"wall_s": wall, "rss_mib": (rss_kib or 0) / 1024, "status": proc.returncode}
+
+
+def first_difference(a: Any, b: Any, path: str = "$") -> str | None:
+    if type(a) is not type(b):
+        return f"{path}: {type(a).__name__} vs {type(b).__name__}"
+    if isinstance(a, dict):
+        for key in sorted(set(a) | set(b)):
+            if key not in a or key not in b:
+                return f"{path}.{key}: present on one side only"
+            diff = first_difference(a[key], b[key], f"{path}.{key}")
+            if diff:
+                return diff
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path}: {len(a)} vs {len(b)} items"
+        for k, (x, y) in enumerate(zip(a, b)):
+            diff = first_difference(x, y, f"{path}[{k}]")
+            if diff:
+                return diff
+        return None
+    return None if a == b else f"{path}: {a!r} vs {b!r}"
+
+
+def load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        return {"unreadable": str(exc)}
+
+
+def has_parse_only(tally: str) -> bool:
+    proc = subprocess.run(
+        [tally, "trace", "parse-only", "--help"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return proc.returncode == 0
+
+
+def bench(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    parse_only = has_parse_only(args.tally)
+    rows = []
+    for size in args.sizes.split(","):
+        requests = SIZES[size]
+        for form, extra in (("v2", []), ("v4", ["--duplicates", "0.02", "--shuffle"])):
+            name = f"{size}-{form}" + ("-dup-shuffle" if extra else "")
+            trace = out / f"evidence-{name}.jsonl"
+            synth = [args.tally, "trace", "synth", "--requests", str(requests), "--seed", "1"]
+            synth += ["--form", form, *extra, "-o", str(trace)]
+            gen = timed(synth, out / f"{name}.synth.out", out / f"{name}.synth.err")
+            if gen["status"] != 0:
+                print(f"error: tally trace synth failed for {name}; see {out}", file=sys.stderr)
+                return 1
+            lines = sum(1 for _ in trace.open("rb"))
+            size_mb = trace.stat().st_size / 1e6
+            print(f"{name}: {lines} lines, {size_mb:.0f} MB, generated in "
+                  f"{gen['wall_s']:.2f} s", file=sys.stderr)
+
+            tally_runs = []
+            for _ in range(args.runs):
+                run = timed(
+                    [args.tally, "trace", "account", str(trace), "--json"],
+                    out / f"{name}.tally.json",
+                    out / f"{name}.tally.err",
+                )
+                tally_runs.append(run)
+            parse_runs = []
+            if parse_only:
+                for _ in range(args.runs):
+                    parse_runs.append(timed(
+                        [args.tally, "trace", "parse-only", str(trace)],
+                        out / f"{name}.parse.out",
+                        out / f"{name}.parse.err",
+                    ))
+            ref = None
+            phases: dict[str, float] = {}
+            if not args.skip_reference:
+                ref = timed(
+                    [args.python, str(REFERENCE), str(trace), "--compact"],
+                    out / f"{name}.reference.json",
+                    out / f"{name}.reference.err",
+                )
+                for line in (out / f"{name}.reference.err").read_text().splitlines():
+                    if line.startswith("reference-timing: "):
+                        phases = json.loads(line.split(": ", 1)[1])
+            same = "not checked"
+            if ref is not None:
+                mine = load_json(out / f"{name}.tally.json")
+                theirs = load_json(out / f"{name}.reference.json")
+                diff = first_difference(mine, theirs)
+                same = "yes" if diff is None else f"**NO** ({diff})"
+            rows.append({
+                "name": name, "lines": lines, "size_mb": size_mb, "synth_s": gen["wall_s"],
+                "tally": tally_runs, "parse": parse_runs, "ref": ref, "phases": phases,
+                "same": same,
+            })
+    table = render(rows, args.runs, parse_only)
+    print(table)
+    (out / "results.md").write_text(table + "\n")
+    return 0 if all(r["same"] in ("yes", "not checked") for r in rows) else 1
+
+
+def render(rows: list[dict[str, Any]], runs: int, parse_only: bool) -> str:
+    def median(items: list[dict[str, Any]]) -> float:
+        return statistics.median(r["wall_s"] for r in items)
+
+    header = ["trace", "lines", "file", "synth", f"tally (median of {runs})", "tally peak RSS"]
+    if parse_only:
+        header.append("parse only (all cores)")
+    header += ["reference (load / resolve / account)", "reference peak RSS", "speed-up",
+               "memory ratio", "same JSON"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        t = median(r["tally"])
+        t_rss = max(x["rss_mib"] for x in r["tally"])
+        rate = r["lines"] / t / 1e6 if t else float("inf")
+        cells = [r["name"], f"{r['lines']:,}", f"{r['size_mb']:.0f} MB", f"{r['synth_s']:.2f} s",
+                 f"{t:.3f} s ({rate:.2f} M lines/s)", f"{t_rss:.0f} MiB"]
+        if parse_only:
+            cells.append(f"{median(r['parse']):.3f} s" if r["parse"] else "n/a")
+        ref = r["ref"]
+        if ref is None:
+            cells += ["skipped", "", "", ""]
+        else:
+            p = r["phases"]
+            split = (f" ({p.get('load_s', 0):.1f} / {p.get('resolve_s', 0):.1f} / "
+                     f"{p.get('account_s', 0):.1f})") if p else ""
+            cells += [f"{ref['wall_s']:.2f} s{split}", f"{ref['rss_mib']:.0f} MiB",
+                      f"{ref['wall_s'] / t:.0f}x" if t else "n/a",
+                      f"{ref['rss_mib'] / t_rss:.1f}x" if t_rss else "n/a"]
+        cells.append(r["same"])
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def conformance(args: argparse.Namespace) -> int:
+    cases = sorted(Path(args.dir).glob("*.jsonl"))
+    if not cases:
+        print(f"error: no conformance cases in {args.dir}", file=sys.stderr)
+        return 1
+    failures = 0
+    for case in cases:
+        expected = load_json(case.with_suffix(".expected.json"))
+        proc = subprocess.run(
+            [args.python, str(REFERENCE), str(case), "--compact"],
+            capture_output=True, text=True,
+        )
+        try:
+            actual = json.loads(proc.stdout)
+        except ValueError:
+            actual = {"unreadable": proc.stdout + proc.stderr}
+        diff = first_difference(actual, expected)
+        failures += diff is not None
+        print(f"{'ok  ' if diff is None else 'FAIL'} {case.name}" + (f": {diff}" if diff else ""))
+    print(f"{len(cases) - failures}/{len(cases)} conformance cases reproduced by the reference")
+    return 1 if failures else 0
+
+
+def compare(args: argparse.Namespace) -> int:
+    diff = first_difference(load_json(Path(args.a)), load_json(Path(args.b)))
+    print("equal" if diff is None else f"different: {diff}")
+    return 0 if diff is None else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("bench")
+    b.add_argument("--tally", required=True)
+    b.add_argument("--python", required=True)
+    b.add_argument("--sizes", default="10k,100k,1m")
+    b.add_argument("--runs", type=int, default=5)
+    b.add_argument("--out", default=str(HERE.parent / "out"))
+    b.add_argument("--skip-reference", action="store_true")
+    c = sub.add_parser("conformance")
+    c.add_argument("--python", default=sys.executable)
+    c.add_argument("--dir", default=os.environ.get("CONFORMANCE_DIR", ""))
+    k = sub.add_parser("compare")
+    k.add_argument("a")
+    k.add_argument("b")
+    args = parser.parse_args()
+    return {"bench": bench, "conformance": conformance, "compare": compare}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

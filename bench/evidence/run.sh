@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Benchmark `tally trace account` against the Python reference (stormlog 0.4.3).
+#
+# Usage: bench/evidence/run.sh [--sizes 10k,100k,1m] [--runs N] [--skip-reference]
+#
+# 1. creates bench/.venv with stormlog 0.4.3 if it is missing (pip install --no-deps);
+# 2. checks that reference.py reproduces every conformance case (fast; a sanity check of the
+#    harness itself);
+# 3. builds tally in release mode;
+# 4. hands over to harness.py, which generates the traces with `tally trace synth` (seed 1; v2,
+#    and v4 with 2% duplicates and shuffled delivery), times both tools under /usr/bin/time -v,
+#    checks they print the same JSON and prints the Markdown table (also in bench/out/results.md).
+#
+# Scratch files go to bench/out/ (git-ignored). Extra arguments are passed to `harness.py bench`.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$ROOT"
+VENV="bench/.venv"
+PY="$VENV/bin/python"
+
+if [ ! -x "$PY" ]; then
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet --no-deps stormlog==0.4.3
+fi
+"$PY" -c 'import stormlog.infer.correlation_accounting' \
+    || { echo "error: $VENV lacks stormlog 0.4.3; delete it and rerun" >&2; exit 1; }
+
+for dir in "$ROOT/shared/conformance/evidence" "$ROOT/../shared/conformance/evidence" \
+           /work/shared/conformance/evidence; do
+    if [ -d "$dir" ]; then
+        "$PY" bench/evidence/harness.py conformance --python "$PY" --dir "$dir"
+        break
+    fi
+done
+
+cargo build --release --quiet -p tally
+TALLY="$ROOT/target/release/tally"
+[ -x /usr/bin/time ] || { echo "error: GNU time (/usr/bin/time) is needed for peak RSS" >&2; exit 1; }
+
+mkdir -p bench/out
+exec "$PY" bench/evidence/harness.py bench --tally "$TALLY" --python "$PY" --out bench/out "$@"
