@@ -1,0 +1,204 @@
+//! Facts (`campaign.md` §7): the host's own (`runs`, `keeps`, `without_keep`, `hours`, `head`,
+//! `evaluations`) and those of the active fact sources, gathered only when wanted, and the stop
+//! rule asked with them before every evaluation (§6). A failing source becomes a
+//! [`FactReading::Failed`] — never a zero.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use tally_plugin::{CampaignData, FactReading, Facts, ProviderError, StopDecision, StopInput};
+
+use crate::providers::Providers;
+
+/// The host's facts: name, unit, description.
+pub const HOST_FACTS: &[(&str, &str, &str)] = &[
+    ("runs", "runs", "judged candidates, the baseline excluded"),
+    ("keeps", "runs", "candidates kept, the baseline excluded"),
+    (
+        "without_keep",
+        "runs",
+        "judged candidates since the last keep",
+    ),
+    ("hours", "h", "hours since the first evaluation started"),
+    ("head", "", "the head's mean of the primary metric"),
+    (
+        "evaluations",
+        "evaluations",
+        "evaluations that took measurements",
+    ),
+];
+
+/// The host's facts from the campaign view at time `now_s` (seconds since the epoch).
+pub fn host_facts(data: &CampaignData, now_s: f64) -> Facts {
+    let baseline = data.campaign.baseline;
+    let judged = |c: &&tally_plugin::CandidateView| c.verdict != "pending";
+    let proposals = || data.candidates.iter().filter(|c| Some(c.id) != baseline);
+    let mut facts = Facts::new();
+    facts.insert("runs".into(), proposals().filter(judged).count() as f64);
+    facts.insert(
+        "keeps".into(),
+        proposals().filter(|c| c.verdict == "keep").count() as f64,
+    );
+    let last_keep = data
+        .candidates
+        .iter()
+        .filter(|c| c.verdict == "keep")
+        .map(|c| c.id)
+        .max();
+    facts.insert(
+        "without_keep".into(),
+        data.candidates
+            .iter()
+            .filter(judged)
+            .filter(|c| last_keep.is_none_or(|k| c.id > k))
+            .count() as f64,
+    );
+    facts.insert(
+        "hours".into(),
+        data.campaign
+            .first_evaluation_at
+            .map_or(0.0, |t| ((now_s - t) / 3600.0).max(0.0)),
+    );
+    let primary = data
+        .campaign
+        .metrics
+        .iter()
+        .find(|m| m.role == "primary")
+        .map(|m| m.name.clone());
+    if let (Some(head), Some(primary)) = (data.campaign.head, primary)
+        && let Some(value) = data
+            .candidates
+            .iter()
+            .find(|c| c.id == head)
+            .and_then(|c| c.metrics.get(&primary))
+    {
+        facts.insert("head".into(), *value);
+    }
+    let evaluations: BTreeSet<u64> = data
+        .measurements
+        .iter()
+        .filter_map(|m| m.evaluation)
+        .collect();
+    facts.insert("evaluations".into(), evaluations.len() as f64);
+    facts
+}
+
+/// Reads the wanted facts (with projections when `project` is set): host facts directly, source
+/// facts from the source that declares them, each source asked once.
+pub fn gather(
+    providers: &Providers,
+    data: &CampaignData,
+    wanted: &[String],
+    now_s: f64,
+    project: bool,
+) -> BTreeMap<String, FactReading> {
+    let host = host_facts(data, now_s);
+    let mut readings = BTreeMap::new();
+    for name in wanted {
+        if let Some(value) = host.get(name) {
+            readings.insert(
+                name.clone(),
+                FactReading::Value {
+                    value: *value,
+                    projection: None,
+                },
+            );
+        }
+    }
+    for source in &providers.fact_sources {
+        let mine: Vec<String> = wanted
+            .iter()
+            .filter(|w| source.info.facts.iter().any(|f| &f.name == *w))
+            .filter(|w| !readings.contains_key(*w))
+            .cloned()
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        match source.source.gather(data, &mine, now_s) {
+            Ok(values) => {
+                for name in &mine {
+                    let reading = match values.get(name) {
+                        Some(value) if value.is_finite() => {
+                            let projection = if project {
+                                match source.source.project(data, name) {
+                                    Ok(p) => p,
+                                    Err(e) => {
+                                        readings.insert(
+                                            name.clone(),
+                                            FactReading::Failed(e.to_string()),
+                                        );
+                                        continue;
+                                    }
+                                }
+                            } else {
+                                None
+                            };
+                            FactReading::Value {
+                                value: *value,
+                                projection,
+                            }
+                        }
+                        Some(value) => FactReading::Failed(format!(
+                            "{}: gave {value} for `{name}`, not a finite number",
+                            source.name
+                        )),
+                        None => {
+                            FactReading::Failed(format!("{}: did not supply `{name}`", source.name))
+                        }
+                    };
+                    readings.insert(name.clone(), reading);
+                }
+            }
+            Err(e) => {
+                for name in mine {
+                    readings.insert(name, FactReading::Failed(e.to_string()));
+                }
+            }
+        }
+    }
+    readings
+}
+
+/// Every fact the host and the active sources supply (for `status`), and the errors of sources
+/// that failed.
+pub fn all_facts(providers: &Providers, data: &CampaignData, now_s: f64) -> (Facts, Vec<String>) {
+    let wanted: Vec<String> = providers.fact_info().into_iter().map(|f| f.name).collect();
+    let mut facts = Facts::new();
+    let mut errors = Vec::new();
+    for (name, reading) in gather(providers, data, &wanted, now_s, false) {
+        match reading {
+            FactReading::Value { value, .. } => {
+                facts.insert(name, value);
+            }
+            FactReading::Failed(e) => {
+                if !errors.contains(&e) {
+                    errors.push(e);
+                }
+            }
+        }
+    }
+    (facts, errors)
+}
+
+/// Asks the stop rule, with the facts it wants (projected), before an evaluation.
+pub fn check_stop(
+    providers: &Providers,
+    data: &CampaignData,
+    now_s: f64,
+    in_flight: bool,
+) -> Result<StopDecision, ProviderError> {
+    let wanted = providers.stop.wanted_facts();
+    let facts = gather(providers, data, &wanted, now_s, true);
+    let primary = data
+        .campaign
+        .metrics
+        .iter()
+        .find(|m| m.role == "primary")
+        .cloned()
+        .expect("a validated campaign has a primary metric");
+    providers.stop.check(&StopInput {
+        facts,
+        primary,
+        in_flight,
+    })
+}

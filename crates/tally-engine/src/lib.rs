@@ -1,0 +1,36 @@
+//! `tally-engine`: the campaign loop (`campaign.md` §1–7, §9, §11).
+//!
+//! [`Engine`] takes a [`Store`](tally_store::Store), a
+//! [`SampleRunner`](tally_runner::SampleRunner), resolved [`Settings`](tally_config::Settings),
+//! built [`Providers`], a [`Clock`] and an [`Observer`] — all traits or plain values, so tests hand
+//! it an in-memory store, a scripted runner and a fixed clock and test campaign logic exactly.
+//!
+//! What it owns: pairing candidate and bar samples and committing each the moment it ends
+//! (`evaluate`), building verdict cases and writing verdicts with their head moves (`judge`), the
+//! loop with crash recovery, evaluator changes, the stop rule before every evaluation and
+//! confirmation of keeps (`run`), facts (`facts`), and section rendering input (`engine`).
+//! Deliberately absent: printing, the terminal, clap, the lock file (the binary owns those), and
+//! any provider logic (the registry's providers decide; the engine asks).
+
+mod clock;
+mod engine;
+mod error;
+mod evaluate;
+mod evaluator;
+mod facts;
+mod judge;
+mod observer;
+mod providers;
+mod run;
+mod view;
+
+pub use clock::{Clock, FixedClock, SystemClock};
+pub use engine::{Engine, ManualReport, SectionOutput, StatusReport};
+pub use error::{EngineError, Result};
+pub use evaluate::EvaluationEnd;
+pub use evaluator::evaluator_identity;
+pub use facts::{HOST_FACTS, host_facts};
+pub use observer::{Observer, SampleStart, Silent};
+pub use providers::{ActiveSource, ChosenSection, Providers};
+pub use run::{InitOutcome, RunEnd};
+pub use view::{campaign_data, counts, means};

@@ -1,0 +1,459 @@
+//! The loop (`campaign.md` §3.4, §5.3, §6, §11): recover what a killed run left, make sure the
+//! head is measured under the current evaluator, then — asking the stop rule before every
+//! evaluation — evaluate queued work in order, judge it, confirm keeps when asked to, and move
+//! the head. Also `init`'s baseline.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use tally_model::{
+    Campaign, CampaignState, CandidateId, Evaluation, EvaluationKind, EvaluationState, Verdict,
+};
+use tally_plugin::StopDecision;
+use tally_runner::{CancelToken, CommitId};
+use tally_store::{NewCampaign, NewCandidate, NewEvaluation};
+
+use crate::engine::Engine;
+use crate::error::{EngineError, Result};
+use crate::evaluate::EvaluationEnd;
+use crate::facts;
+use crate::judge::Written;
+use crate::view::{self, counts};
+
+/// Why `run` returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    /// Nothing queued (with `until_idle`).
+    Idle,
+    /// The stop rule (or an earlier stop) ended the campaign.
+    Stopped(String),
+    /// The stop rule holds the campaign.
+    Held(String),
+    /// Ctrl-C.
+    Interrupted,
+}
+
+/// What `init` did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InitOutcome {
+    /// Registered, baseline measured and kept.
+    Registered {
+        /// The baseline's primary mean.
+        primary: Option<f64>,
+    },
+    /// Registered, but the baseline has no successful measurement.
+    BaselineFailed(String),
+    /// Already registered; what changed since.
+    AlreadyRegistered {
+        /// Human lines describing the differences (empty: nothing changed).
+        changes: Vec<String>,
+    },
+    /// Ctrl-C during the baseline.
+    Interrupted,
+}
+
+/// One unit of work for the loop.
+enum Work {
+    /// A queued evaluation (remeasure, or one left by the loop).
+    Queued(Evaluation),
+    /// A pending candidate to judge against the head.
+    Pending(CandidateId),
+}
+
+/// How long `run` without `--until-idle` waits before looking for new candidates again.
+const POLL: Duration = Duration::from_millis(500);
+
+impl Engine<'_> {
+    /// `tally init` once `tally.toml` exists: registers the campaign and measures the baseline
+    /// (`head`, the campaign's repeats of unpaired samples). On a registered campaign, reports
+    /// what changed instead (and measures the baseline again if it never succeeded).
+    pub fn init(&self, head: &CommitId, cancel: &CancelToken) -> Result<InitOutcome> {
+        if let Some(campaign) = self.store.campaign_by_name(&self.settings.name)? {
+            let mut changes = Vec::new();
+            if campaign.evaluator != self.evaluator {
+                changes.push(format!(
+                    "the evaluator changed ({} → {}): the head will be measured again before anything is judged",
+                    campaign.evaluator, self.evaluator
+                ));
+            }
+            if campaign.config_text != self.config_text {
+                changes.push("tally.toml changed since it was registered".to_string());
+            }
+            if campaign.head.is_none() {
+                return self.measure_baseline(&campaign, cancel);
+            }
+            return Ok(InitOutcome::AlreadyRegistered { changes });
+        }
+        let now = self.clock.now();
+        let campaign = self.store.create_campaign(&NewCampaign {
+            name: self.settings.name.clone(),
+            evaluator: self.evaluator.clone(),
+            config_text: self.config_text.to_string(),
+            created: now,
+        })?;
+        self.store.add_candidates(
+            campaign.id,
+            &[NewCandidate {
+                revision: head.as_str().to_string(),
+                proposed_by: "tally init".into(),
+                note: Some("baseline".into()),
+                created: now,
+            }],
+        )?;
+        self.measure_baseline(&campaign, cancel)
+    }
+
+    fn measure_baseline(&self, campaign: &Campaign, cancel: &CancelToken) -> Result<InitOutcome> {
+        let baseline = self
+            .store
+            .list_candidates(campaign.id)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| EngineError::Refused("the campaign has no baseline candidate".into()))?;
+        let evaluation = self.store.queue_evaluation(&NewEvaluation {
+            campaign: campaign.id,
+            candidate: baseline.id,
+            bar: None,
+            kind: EvaluationKind::Baseline,
+            repeats: self.settings.repeats(),
+            queued: self.clock.now(),
+        })?;
+        if self.run_evaluation(campaign, &evaluation, cancel)? == EvaluationEnd::Interrupted {
+            return Ok(InitOutcome::Interrupted);
+        }
+        self.judge_baseline(campaign, baseline.id)
+    }
+
+    fn judge_baseline(&self, campaign: &Campaign, baseline: CandidateId) -> Result<InitOutcome> {
+        let measurements = self
+            .store
+            .measurements_of_candidate(campaign.id, baseline)?;
+        let primary = &self.settings.primary().name;
+        let means = view::means(&measurements, &self.evaluator);
+        match means.get(primary) {
+            Some(value) => {
+                let reason = format!("baseline: {primary} {}", tally_stats::format_sig4(*value));
+                self.write_verdict(campaign, baseline, Verdict::Keep, &reason, None)?;
+                Ok(InitOutcome::Registered {
+                    primary: Some(*value),
+                })
+            }
+            None => {
+                let why = measurements
+                    .iter()
+                    .rev()
+                    .find_map(|m| m.error.clone())
+                    .unwrap_or_else(|| format!("the baseline did not print `{primary}`"));
+                let reason = format!("no successful measurement: {why}");
+                self.write_verdict(campaign, baseline, Verdict::Crash, &reason, None)?;
+                Ok(InitOutcome::BaselineFailed(reason))
+            }
+        }
+    }
+
+    /// `tally run`: works through the queue until idle (`until_idle`), held, stopped or
+    /// interrupted. Without `until_idle` it waits for new candidates.
+    pub fn run(&self, until_idle: bool, cancel: &CancelToken) -> Result<RunEnd> {
+        let mut campaign = self.campaign()?;
+        self.recover(&campaign)?;
+        if campaign.evaluator != self.evaluator || campaign.config_text != self.config_text {
+            if campaign.evaluator != self.evaluator {
+                self.observer.note(&format!(
+                    "the evaluator changed ({} → {}); measurements of the old one no longer count",
+                    campaign.evaluator, self.evaluator
+                ));
+            }
+            if campaign.state == CampaignState::Stopped
+                && stop_table(&campaign.config_text) != stop_table(self.config_text)
+            {
+                self.observer
+                    .note("the [plugins.stop_rule] table changed: the campaign is active again");
+                self.store.set_campaign_state(
+                    campaign.id,
+                    CampaignState::Active,
+                    None,
+                    self.clock.now(),
+                )?;
+            }
+            campaign =
+                self.store
+                    .set_campaign_config(campaign.id, &self.evaluator, self.config_text)?;
+        }
+        if campaign.state == CampaignState::Stopped {
+            return Ok(RunEnd::Stopped(
+                campaign.reason.clone().unwrap_or_else(|| "stopped".into()),
+            ));
+        }
+        // Candidates whose verdict rule failed in this run are not retried until the next run.
+        let mut rule_failed: BTreeSet<CandidateId> = BTreeSet::new();
+        loop {
+            if cancel.is_cancelled() {
+                return Ok(RunEnd::Interrupted);
+            }
+            let campaign = self.campaign()?;
+            let work = match self.next_work(&campaign, &rule_failed)? {
+                Some(work) => work,
+                None if until_idle => return Ok(RunEnd::Idle),
+                None => {
+                    std::thread::sleep(POLL);
+                    continue;
+                }
+            };
+            // The stop rule, before every evaluation.
+            let data = view::campaign_data(
+                &self.store.snapshot(campaign.id)?,
+                self.settings,
+                &self.evaluator,
+            );
+            let now_s = self.clock.now().0 as f64 / 1000.0;
+            let decision = facts::check_stop(self.providers, &data, now_s, false)
+                .unwrap_or_else(|e| StopDecision::Hold(format!("the stop rule failed: {e}")));
+            match decision {
+                StopDecision::Hold(reason) => {
+                    self.store.set_campaign_state(
+                        campaign.id,
+                        CampaignState::Held,
+                        Some(&reason),
+                        self.clock.now(),
+                    )?;
+                    return Ok(RunEnd::Held(reason));
+                }
+                StopDecision::Stop(reason) => {
+                    self.store.set_campaign_state(
+                        campaign.id,
+                        CampaignState::Stopped,
+                        Some(&reason),
+                        self.clock.now(),
+                    )?;
+                    return Ok(RunEnd::Stopped(reason));
+                }
+                StopDecision::Go => {
+                    if campaign.state != CampaignState::Active {
+                        self.store.set_campaign_state(
+                            campaign.id,
+                            CampaignState::Active,
+                            None,
+                            self.clock.now(),
+                        )?;
+                    }
+                }
+            }
+            let end = match work {
+                Work::Queued(evaluation) => {
+                    self.do_queued(&campaign, &evaluation, cancel, &mut rule_failed)?
+                }
+                Work::Pending(candidate) => {
+                    self.do_pending(&campaign, candidate, cancel, &mut rule_failed)?
+                }
+            };
+            if end == EvaluationEnd::Interrupted {
+                return Ok(RunEnd::Interrupted);
+            }
+        }
+    }
+
+    /// Evaluations a killed `tally run` left `running` are abandoned; their candidates stay
+    /// pending and are evaluated again. Queued ones stay queued.
+    fn recover(&self, campaign: &Campaign) -> Result<()> {
+        for evaluation in self.store.unfinished_evaluations(campaign.id)? {
+            if evaluation.state == EvaluationState::Running {
+                self.store.end_evaluation(
+                    evaluation.id,
+                    EvaluationState::Abandoned,
+                    Some("tally run ended while it was running; evaluated again"),
+                    self.clock.now(),
+                )?;
+                self.observer.note(&format!(
+                    "{}: an earlier tally run ended during its evaluation; evaluating it again",
+                    evaluation.candidate
+                ));
+                if evaluation.kind != EvaluationKind::Judge {
+                    // Baseline, confirm and remeasure jobs are queued again as they were.
+                    self.store.queue_evaluation(&NewEvaluation {
+                        campaign: campaign.id,
+                        candidate: evaluation.candidate,
+                        bar: evaluation.bar,
+                        kind: evaluation.kind,
+                        repeats: evaluation.repeats,
+                        queued: self.clock.now(),
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn next_work(
+        &self,
+        campaign: &Campaign,
+        rule_failed: &BTreeSet<CandidateId>,
+    ) -> Result<Option<Work>> {
+        // A changed evaluator re-measures the head before anything is judged.
+        if let Some(head) = campaign.head {
+            let measured = self
+                .store
+                .measurements_of_candidate(campaign.id, head)?
+                .iter()
+                .any(|m| {
+                    counts(m, &self.evaluator)
+                        && m.metrics.contains_key(&self.settings.primary().name)
+                });
+            let queued = self
+                .store
+                .unfinished_evaluations(campaign.id)?
+                .iter()
+                .any(|e| e.candidate == head && e.bar.is_none());
+            if !measured && !queued {
+                self.observer.note(&format!(
+                    "measuring the head ({head}) under the current evaluator first"
+                ));
+                let e = self.store.queue_evaluation(&NewEvaluation {
+                    campaign: campaign.id,
+                    candidate: head,
+                    bar: None,
+                    kind: EvaluationKind::Remeasure,
+                    repeats: self.settings.repeats(),
+                    queued: self.clock.now(),
+                })?;
+                return Ok(Some(Work::Queued(e)));
+            }
+        }
+        if let Some(e) = self
+            .store
+            .unfinished_evaluations(campaign.id)?
+            .into_iter()
+            .find(|e| e.state == EvaluationState::Queued)
+        {
+            return Ok(Some(Work::Queued(e)));
+        }
+        let pending = self
+            .store
+            .list_candidates(campaign.id)?
+            .into_iter()
+            .find(|c| {
+                c.verdict == Verdict::Pending && !c.is_hand_set() && !rule_failed.contains(&c.id)
+            });
+        Ok(pending.map(|c| Work::Pending(c.id)))
+    }
+
+    fn do_pending(
+        &self,
+        campaign: &Campaign,
+        candidate: CandidateId,
+        cancel: &CancelToken,
+        rule_failed: &mut BTreeSet<CandidateId>,
+    ) -> Result<EvaluationEnd> {
+        let bar = campaign.head;
+        let repeats = self.settings.repeats();
+        let evaluation = self.store.queue_evaluation(&NewEvaluation {
+            campaign: campaign.id,
+            candidate,
+            bar: if repeats > 1 { bar } else { None },
+            kind: EvaluationKind::Judge,
+            repeats,
+            queued: self.clock.now(),
+        })?;
+        self.do_queued(campaign, &evaluation, cancel, rule_failed)
+    }
+
+    fn do_queued(
+        &self,
+        campaign: &Campaign,
+        evaluation: &Evaluation,
+        cancel: &CancelToken,
+        rule_failed: &mut BTreeSet<CandidateId>,
+    ) -> Result<EvaluationEnd> {
+        if self.run_evaluation(campaign, evaluation, cancel)? == EvaluationEnd::Interrupted {
+            return Ok(EvaluationEnd::Interrupted);
+        }
+        let campaign = self.campaign()?;
+        let candidate = evaluation.candidate;
+        match evaluation.kind {
+            EvaluationKind::Baseline => {
+                self.judge_baseline(&campaign, candidate)?;
+                return Ok(EvaluationEnd::Finished);
+            }
+            EvaluationKind::Remeasure if campaign.head == Some(candidate) => {
+                // The head measured again (new evaluator): nothing to judge.
+                return Ok(EvaluationEnd::Finished);
+            }
+            _ => {}
+        }
+        let current = self
+            .store
+            .candidate(campaign.id, candidate)?
+            .ok_or_else(|| EngineError::Refused(format!("{candidate} disappeared")))?;
+        if current.is_hand_set() {
+            return Ok(EvaluationEnd::Finished);
+        }
+        let bar = evaluation.bar.or(campaign.head);
+        let paired = evaluation.bar.map(|_| evaluation.id);
+        let only = (evaluation.kind == EvaluationKind::Confirm).then_some(evaluation.id);
+        let judgement = match self.assess(&campaign, candidate, bar, only, paired)? {
+            Ok(j) => j,
+            Err(why) => {
+                self.write_verdict(&campaign, candidate, Verdict::Pending, &why, bar)?;
+                self.observer
+                    .note(&format!("{candidate} stays pending: {why}"));
+                rule_failed.insert(candidate);
+                return Ok(EvaluationEnd::Finished);
+            }
+        };
+        let (verdict, reason) = match evaluation.kind {
+            EvaluationKind::Confirm if judgement.outcome == Verdict::Keep => {
+                (Verdict::Keep, format!("{} (confirmed)", judgement.reason))
+            }
+            EvaluationKind::Confirm => (
+                Verdict::Interesting,
+                format!("did not confirm: {}", judgement.reason),
+            ),
+            _ if judgement.outcome == Verdict::Keep && self.providers.confirm => {
+                // Re-measure the keep once more before it becomes the head (§5.3).
+                self.observer.note(&format!(
+                    "{candidate} would be kept; confirming with a new evaluation"
+                ));
+                self.store.queue_evaluation(&NewEvaluation {
+                    campaign: campaign.id,
+                    candidate,
+                    bar,
+                    kind: EvaluationKind::Confirm,
+                    repeats: self.settings.repeats(),
+                    queued: self.clock.now(),
+                })?;
+                return Ok(EvaluationEnd::Finished);
+            }
+            _ => (judgement.outcome, judgement.reason),
+        };
+        match self.write_verdict(&campaign, candidate, verdict, &reason, bar)? {
+            Written::Applied | Written::HandSet => {}
+            Written::HeadMoved(head) => {
+                // Someone kept first: judge again against the new head (§5.3).
+                self.observer.note(&format!(
+                    "{candidate}: the head moved to {} while it was measured; judging it again against the new head",
+                    head.map_or("nothing".into(), |h| h.to_string())
+                ));
+                self.store.queue_evaluation(&NewEvaluation {
+                    campaign: campaign.id,
+                    candidate,
+                    bar: head.filter(|_| self.settings.repeats() > 1),
+                    kind: EvaluationKind::Judge,
+                    repeats: self.settings.repeats(),
+                    queued: self.clock.now(),
+                })?;
+            }
+        }
+        Ok(EvaluationEnd::Finished)
+    }
+}
+
+/// The `[plugins.stop_rule]` table of a config text, as canonical JSON (`None` when the text does
+/// not parse).
+fn stop_table(config_text: &str) -> Option<String> {
+    let table: toml::Table = config_text.parse().ok()?;
+    let plugins = table.get("plugins").and_then(|p| p.as_table());
+    let stop = plugins.and_then(|p| p.get("stop_rule")).cloned();
+    Some(match stop {
+        Some(v) => tally_config::toml_to_json(v).to_string(),
+        None => "null".into(),
+    })
+}
