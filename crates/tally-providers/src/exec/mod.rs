@@ -229,7 +229,7 @@ impl StopRule for Exec {
     }
 
     fn check(&self, input: &StopInput) -> Result<StopDecision, ProviderError> {
-        wire::decision(self.call("check", input)?).map_err(|m| self.error(m))
+        wire::decision(self.call("check", wire::CheckInput::new(input))?).map_err(|m| self.error(m))
     }
 
     fn described(&self) -> Option<&ProviderInfo> {

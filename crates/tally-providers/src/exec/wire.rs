@@ -4,12 +4,14 @@
 //! quoting what was received. Processes are `process`'s concern; deciding what to do with a
 //! result is the capability impls'.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tally_model::Verdict;
 use tally_plugin::{
-    CampaignSummary, CandidateView, Capability, FactInfo, Facts, Judgement, MeasurementView,
-    ParamSpec, Rendered, StopDecision, Surface,
+    CampaignSummary, CandidateView, Capability, FactInfo, FactReading, Facts, Judgement,
+    MeasurementView, MetricView, ParamSpec, Rendered, StopDecision, StopInput, Surface,
 };
 
 /// The protocol version every request carries.
@@ -54,6 +56,51 @@ pub(crate) struct ProjectFields<'a> {
 pub(crate) struct RenderFields<'a> {
     pub(crate) facts: &'a Facts,
     pub(crate) surface: Surface,
+}
+
+/// `check`'s input: the wanted facts, flatter than the contract's [`StopInput`] so a script
+/// reads `facts["runs"]["value"]`: each fact is `{"value": <number>, "projection": <number or
+/// null>}`, or `{"error": "<why its source failed>"}`.
+#[derive(Serialize)]
+pub(crate) struct CheckInput<'a> {
+    pub(crate) facts: BTreeMap<&'a str, Reading<'a>>,
+    pub(crate) primary: &'a MetricView,
+    pub(crate) in_flight: bool,
+}
+
+/// One fact as `check` receives it.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub(crate) enum Reading<'a> {
+    /// The value and its projected growth.
+    Value { value: f64, projection: Option<f64> },
+    /// Its source failed.
+    Failed { error: &'a str },
+}
+
+impl<'a> CheckInput<'a> {
+    /// The wire form of `input`.
+    pub(crate) fn new(input: &'a StopInput) -> Self {
+        let facts = input
+            .facts
+            .iter()
+            .map(|(name, reading)| {
+                let reading = match reading {
+                    FactReading::Value { value, projection } => Reading::Value {
+                        value: *value,
+                        projection: *projection,
+                    },
+                    FactReading::Failed(error) => Reading::Failed { error },
+                };
+                (name.as_str(), reading)
+            })
+            .collect();
+        Self {
+            facts,
+            primary: &input.primary,
+            in_flight: input.in_flight,
+        }
+    }
 }
 
 /// What a provider answers to `describe`.

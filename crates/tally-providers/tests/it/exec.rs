@@ -374,3 +374,29 @@ fn exec_parameters_are_checked_including_the_providers_own() {
         ]
     );
 }
+
+#[test]
+fn the_example_in_docs_plugins_md_is_the_tested_script() {
+    let docs = std::fs::read_to_string(format!(
+        "{}/../../docs/plugins.md",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let start = docs.find("```python\n").expect("a python example") + "```python\n".len();
+    let end = start + docs[start..].find("```\n").unwrap();
+    let tested = std::fs::read_to_string(script("verdict_rule.py")).unwrap();
+    assert_eq!(&docs[start..end], tested);
+    // It answers every case, including a bar without a score.
+    let rule = verdict_rule(
+        "exec",
+        json!({"command": working("verdict_rule.py"), "params": {"threshold": 0.05}}),
+    )
+    .unwrap();
+    let mut no_bar = case();
+    no_bar.bar.means.clear();
+    let judgement = rule.decide(&no_bar).unwrap();
+    assert_eq!(
+        (judgement.outcome, judgement.reason.as_str()),
+        (Verdict::Keep, "candidate#2 has no score")
+    );
+}

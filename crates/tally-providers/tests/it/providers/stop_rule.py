@@ -17,12 +17,12 @@ if method == "describe":
     }
 elif method == "check":
     facts = data["facts"]
-    usd = facts.get("gpu_usd", {"failed": "not supplied"})
-    runs = facts["runs"]["value"]["value"]
-    if "failed" in usd:
-        result = {"hold": f"gpu_usd unknown: {usd['failed']}"}
-    elif usd["value"]["value"] >= params["budget"]:
-        result = {"hold": f"spent {usd['value']['value']:.2f} of {params['budget']}"}
+    usd = facts.get("gpu_usd", {"error": "not supplied"})
+    runs = facts["runs"]["value"]
+    if "error" in usd:
+        result = {"hold": f"gpu_usd unknown: {usd['error']}"}
+    elif usd["value"] >= params["budget"]:
+        result = {"hold": f"spent {usd['value']:.2f} of {params['budget']}"}
     elif runs >= params["max_runs"] and not data["in_flight"]:
         result = {"stop": f"{int(runs)} runs"}
     else:
