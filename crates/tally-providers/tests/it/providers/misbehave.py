@@ -15,6 +15,9 @@ if method == "describe":
     if mode == "describe-fails":
         print("no such model: gpt-17", file=sys.stderr)
         sys.exit(2)
+    if mode == "describe-typo":
+        json.dump({"ok": {"name": "typo", "doc": "misspells wants", "want": ["runs"]}}, sys.stdout)
+        sys.exit(0)
     params = []
     if mode == "required-param":
         params = [{"name": "threshold", "kind": "number", "required": True, "doc": "a fraction"}]
