@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::ProviderError;
+use crate::registry::ProviderInfo;
 use crate::view::{CampaignData, Facts};
 
 /// A fact a source declares.
@@ -33,5 +34,13 @@ pub trait FactSource: Send + Sync {
     fn project(&self, data: &CampaignData, fact: &str) -> Result<Option<f64>, ProviderError> {
         let _ = (data, fact);
         Ok(None)
+    }
+
+    /// What this built provider says about itself beyond its registry entry: an external
+    /// provider's own name, doc, parameters and the facts it supplies (with units), learnt from
+    /// its `describe` answer. `None` (the default) for built-ins, whose
+    /// [`Entry::info`](crate::Entry) says it all.
+    fn described(&self) -> Option<&ProviderInfo> {
+        None
     }
 }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ProviderError;
 use crate::fact::FactInfo;
+use crate::registry::ProviderInfo;
 use crate::view::{CampaignData, Facts};
 
 /// Where a section is shown.
@@ -77,4 +78,12 @@ pub struct SectionInput<'a> {
 pub trait Section: Send + Sync {
     /// A title and blocks, or `None` when there is nothing to show.
     fn render(&self, input: &SectionInput<'_>) -> Result<Option<Rendered>, ProviderError>;
+
+    /// What this built provider says about itself beyond its registry entry: an external
+    /// provider's own name, doc, parameters, surfaces and order, learnt from its `describe`
+    /// answer. `None` (the default) for built-ins, whose [`Entry::info`](crate::Entry) says it
+    /// all.
+    fn described(&self) -> Option<&ProviderInfo> {
+        None
+    }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ProviderError;
+use crate::registry::ProviderInfo;
 use crate::view::MetricView;
 
 /// A stop rule's answer.
@@ -53,4 +54,12 @@ pub trait StopRule: Send + Sync {
     fn wanted_facts(&self) -> Vec<String>;
     /// Go, hold or stop.
     fn check(&self, input: &StopInput) -> Result<StopDecision, ProviderError>;
+
+    /// What this built provider says about itself beyond its registry entry: an external
+    /// provider's own name, doc and parameters, learnt from its `describe` answer (its wanted
+    /// facts are [`StopRule::wanted_facts`]). `None` (the default) for built-ins, whose
+    /// [`Entry::info`](crate::Entry) says it all.
+    fn described(&self) -> Option<&ProviderInfo> {
+        None
+    }
 }

@@ -1,0 +1,73 @@
+//! `tally-providers`: every provider tally ships, registered in one place ([`builtins`]), and the
+//! `exec` provider that runs an out-of-tree provider as a subprocess (`campaign.md` §10).
+//!
+//! | capability | providers |
+//! |---|---|
+//! | `verdict_rule` | `bootstrap` (default), `min_speedup`, `exec` |
+//! | `stop_rule` | `limits` (default), `exec` |
+//! | `fact_source` | `gpu_hours`, `exec` |
+//! | `section` | `headline` (100), `goal` (110), `evaluations` (170), `latency` (175), `candidates` (180), `exec` |
+//!
+//! Each provider declares its parameters with [`ParamSpec`](tally_plugin::ParamSpec)s (the
+//! config reader checks types, required keys and unknown keys) and checks their values in its
+//! build function (ranges, non-empty lists), returning every
+//! [`ConfigProblem`](tally_plugin::ConfigProblem) at its dotted key. Adding a provider means
+//! adding one module and one line to [`builtins`]; no engine code changes.
+//!
+//! This crate deliberately does not read the store, the clock or `tally.toml`: providers see
+//! only the views of `tally-plugin`, and the engine decides when to call them. Only `exec`
+//! starts processes; everything else is pure. Verdict statistics are `tally-stats`'s, wrapped,
+//! never re-implemented here.
+
+mod checks;
+mod exec;
+mod gpu_hours;
+mod limits;
+mod section;
+mod verdict;
+
+use tally_plugin::{FactInfo, Registry};
+
+pub use gpu_hours::GpuHours;
+pub use limits::Limits;
+
+/// The registry of every built-in provider, plus `exec` for each capability.
+pub fn builtins() -> Registry {
+    let mut registry = Registry::default();
+    registry.verdict_rules.push(verdict::bootstrap_entry());
+    registry.verdict_rules.push(verdict::min_speedup_entry());
+    registry.verdict_rules.push(exec::verdict_rule_entry());
+    registry.stop_rules.push(limits::entry());
+    registry.stop_rules.push(exec::stop_rule_entry());
+    registry.fact_sources.push(gpu_hours::entry());
+    registry.fact_sources.push(exec::fact_source_entry());
+    registry.sections.extend(section::entries());
+    registry.sections.push(exec::section_entry());
+    registry
+}
+
+/// The facts the host (the campaign engine) always supplies (`campaign.md` §7), with units and
+/// one-line descriptions, in the order `tally plugins` lists them.
+pub fn host_facts() -> Vec<FactInfo> {
+    let fact = |name: &str, unit: &str, doc: &str| FactInfo {
+        name: name.into(),
+        unit: unit.into(),
+        doc: doc.into(),
+    };
+    vec![
+        fact("runs", "runs", "judged candidates, the baseline excluded"),
+        fact("keeps", "runs", "candidates kept, the baseline excluded"),
+        fact(
+            "without_keep",
+            "runs",
+            "judged candidates since the last keep (or the baseline)",
+        ),
+        fact("hours", "h", "hours since the first evaluation"),
+        fact(
+            "head",
+            "",
+            "the primary metric's mean at the head (absent before the baseline is measured)",
+        ),
+        fact("evaluations", "evaluations", "evaluations started so far"),
+    ]
+}

@@ -1,0 +1,57 @@
+//! `tally-report`: the rendered sections of a surface, printed three ways — terminal text
+//! ([`terminal`]: comfy-table tables that fit [`WIDTH`] columns, no colour), Markdown
+//! ([`markdown`]: for implementer briefs; GitHub pipe tables, `- ` lists, figures as
+//! `label: value unit`) and JSON ([`json`]: the `sections` array of `tally status --json`, where a
+//! table block is `{"table": {"columns": [...], "rows": [[...]]}}`).
+//!
+//! A section that rendered nothing is left out; one that failed prints as one line,
+//! `<provider>: failed: <error>`, so the rest of the report still shows. This crate is pure: it
+//! does not choose, order or run sections (the engine does, by the surface's list), and it never
+//! writes to stdout itself — callers print the strings.
+
+mod json;
+mod markdown;
+mod terminal;
+
+use tally_plugin::{ProviderError, Rendered};
+
+pub use json::json;
+pub use markdown::markdown;
+pub use terminal::{WIDTH, terminal};
+
+/// One section of a surface as the engine ran it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SectionOutput {
+    /// The provider's name as chosen (`latency`, `exec`).
+    pub provider: String,
+    /// Its place on the surface (`order` of its info; the list position for explicit lists).
+    pub order: u32,
+    /// What it rendered: blocks, nothing (left out), or its failure.
+    pub result: Result<Option<Rendered>, ProviderError>,
+}
+
+impl SectionOutput {
+    /// A section that rendered `result`.
+    pub fn new(
+        provider: impl Into<String>,
+        order: u32,
+        result: Result<Option<Rendered>, ProviderError>,
+    ) -> Self {
+        Self {
+            provider: provider.into(),
+            order,
+            result,
+        }
+    }
+}
+
+/// The one line a failed section prints: `<provider>: failed: <error>`, where the provider is
+/// the one the error names (`exec ./my-section.py`), or the section's own name.
+pub fn failed_line(section: &str, error: &ProviderError) -> String {
+    let provider = if error.provider.is_empty() {
+        section
+    } else {
+        error.provider.as_str()
+    };
+    format!("{provider}: failed: {}", error.message)
+}
