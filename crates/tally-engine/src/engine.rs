@@ -9,7 +9,9 @@ use tally_model::{
     Actor, Campaign, CampaignState, Candidate, CandidateId, EvaluationKind, EvidenceRef, Side,
     UnitValues, Verdict,
 };
-use tally_plugin::{CampaignData, FactInfo, Facts, Rendered, SectionInput, Surface};
+use tally_plugin::{
+    CampaignData, FactInfo, Facts, ProviderError, Rendered, SectionInput, Surface,
+};
 use tally_runner::{CommitId, SampleRunner};
 use tally_store::{
     CampaignSnapshot, HeadUpdate, NewCandidate, NewEvaluation, NewMeasurement, Store, VerdictWrite,
@@ -45,7 +47,7 @@ pub struct SectionOutput {
     /// Its order.
     pub order: u32,
     /// The rendering: `Ok(None)` when it has nothing to show.
-    pub result: std::result::Result<Option<Rendered>, String>,
+    pub result: std::result::Result<Option<Rendered>, ProviderError>,
 }
 
 /// What `tally status` shows.
@@ -299,15 +301,13 @@ impl<'a> Engine<'a> {
             .into_iter()
             .map(|chosen| {
                 let result = match chosen.section {
-                    Err(e) => Err(e),
-                    Ok(section) => section
-                        .render(&SectionInput {
-                            data: &data,
-                            facts: &facts,
-                            fact_info: &fact_info,
-                            surface,
-                        })
-                        .map_err(|e| e.to_string()),
+                    Err(e) => Err(ProviderError::new(chosen.provider.clone(), e)),
+                    Ok(section) => section.render(&SectionInput {
+                        data: &data,
+                        facts: &facts,
+                        fact_info: &fact_info,
+                        surface,
+                    }),
                 };
                 SectionOutput {
                     provider: chosen.provider,

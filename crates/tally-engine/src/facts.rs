@@ -9,23 +9,7 @@ use tally_plugin::{CampaignData, FactReading, Facts, ProviderError, StopDecision
 
 use crate::providers::Providers;
 
-/// The host's facts: name, unit, description.
-pub const HOST_FACTS: &[(&str, &str, &str)] = &[
-    ("runs", "runs", "judged candidates, the baseline excluded"),
-    ("keeps", "runs", "candidates kept, the baseline excluded"),
-    (
-        "without_keep",
-        "runs",
-        "judged candidates since the last keep",
-    ),
-    ("hours", "h", "hours since the first evaluation started"),
-    ("head", "", "the head's mean of the primary metric"),
-    (
-        "evaluations",
-        "evaluations",
-        "evaluations that took measurements",
-    ),
-];
+pub use tally_plugin::HOST_FACTS;
 
 /// The host's facts from the campaign view at time `now_s` (seconds since the epoch).
 pub fn host_facts(data: &CampaignData, now_s: f64) -> Facts {

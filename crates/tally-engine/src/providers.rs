@@ -63,7 +63,11 @@ impl Providers {
         for choice in &settings.fact_sources {
             let entry = registry.fact_source(&choice.provider);
             if let Some(source) = build_one(choice, entry, &mut problems) {
-                let info = entry.map(|e| e.info.clone()).expect("built from an entry");
+                // An external source says what it supplies only once built (`describe`).
+                let info = match source.described() {
+                    Some(described) => described.clone(),
+                    None => entry.map(|e| e.info.clone()).expect("built from an entry"),
+                };
                 fact_sources.push(ActiveSource {
                     name: choice.provider.clone(),
                     info,
@@ -121,14 +125,7 @@ impl Providers {
 
     /// Every fact the active sources and the host supply, with units.
     pub fn fact_info(&self) -> Vec<FactInfo> {
-        let mut infos: Vec<FactInfo> = HOST_FACTS
-            .iter()
-            .map(|(name, unit, doc)| FactInfo {
-                name: (*name).into(),
-                unit: (*unit).into(),
-                doc: (*doc).into(),
-            })
-            .collect();
+        let mut infos: Vec<FactInfo> = tally_plugin::host_facts();
         for source in &self.fact_sources {
             infos.extend(source.info.facts.iter().cloned());
         }

@@ -44,3 +44,34 @@ pub trait FactSource: Send + Sync {
         None
     }
 }
+
+/// The facts the host (the campaign engine) always supplies (`campaign.md` §7): name, unit and
+/// one line, in the order `tally plugins` lists them.
+pub const HOST_FACTS: &[(&str, &str, &str)] = &[
+    ("runs", "runs", "judged candidates, the baseline excluded"),
+    ("keeps", "runs", "candidates kept, the baseline excluded"),
+    (
+        "without_keep",
+        "runs",
+        "judged candidates since the last keep (or the baseline)",
+    ),
+    ("hours", "h", "hours since the first evaluation started"),
+    (
+        "head",
+        "",
+        "the primary metric's mean at the head (absent before the baseline is measured)",
+    ),
+    ("evaluations", "evaluations", "evaluations that took measurements"),
+];
+
+/// [`HOST_FACTS`] as [`FactInfo`]s.
+pub fn host_facts() -> Vec<FactInfo> {
+    HOST_FACTS
+        .iter()
+        .map(|(name, unit, doc)| FactInfo {
+            name: (*name).into(),
+            unit: (*unit).into(),
+            doc: (*doc).into(),
+        })
+        .collect()
+}

@@ -19,7 +19,7 @@ pub mod verdict;
 pub mod view;
 
 pub use error::ProviderError;
-pub use fact::{FactInfo, FactSource};
+pub use fact::{FactInfo, FactSource, HOST_FACTS, host_facts};
 pub use params::{ParamKind, ParamSpec, Params, check_params};
 pub use problem::ConfigProblem;
 pub use registry::{Build, Capability, Entry, ProviderInfo, Registry};

@@ -26,7 +26,7 @@ mod limits;
 mod section;
 mod verdict;
 
-use tally_plugin::{FactInfo, Registry};
+use tally_plugin::Registry;
 
 pub use gpu_hours::GpuHours;
 pub use limits::Limits;
@@ -46,28 +46,4 @@ pub fn builtins() -> Registry {
     registry
 }
 
-/// The facts the host (the campaign engine) always supplies (`campaign.md` §7), with units and
-/// one-line descriptions, in the order `tally plugins` lists them.
-pub fn host_facts() -> Vec<FactInfo> {
-    let fact = |name: &str, unit: &str, doc: &str| FactInfo {
-        name: name.into(),
-        unit: unit.into(),
-        doc: doc.into(),
-    };
-    vec![
-        fact("runs", "runs", "judged candidates, the baseline excluded"),
-        fact("keeps", "runs", "candidates kept, the baseline excluded"),
-        fact(
-            "without_keep",
-            "runs",
-            "judged candidates since the last keep (or the baseline)",
-        ),
-        fact("hours", "h", "hours since the first evaluation"),
-        fact(
-            "head",
-            "",
-            "the primary metric's mean at the head (absent before the baseline is measured)",
-        ),
-        fact("evaluations", "evaluations", "evaluations started so far"),
-    ]
-}
+pub use tally_plugin::host_facts;
