@@ -112,7 +112,8 @@ mod tests {
         assert_eq!(cut_at_line_end(b"ab\rcd", false), Some(3));
         // The `\r` is the last byte: its meaning is unknown, so cut before its line.
         assert_eq!(cut_at_line_end(b"ab\ncd\r", false), Some(3));
-        assert_eq!(cut_at_line_end(b"ab\r\n", false), Some(3));
+        assert_eq!(cut_at_line_end(b"ab\r\n", false), Some(4));
+        assert_eq!(cut_at_line_end(b"ab\n", false), Some(3));
         assert_eq!(cut_at_line_end(b"abcd", false), None);
         assert_eq!(cut_at_line_end(b"", false), None);
         assert_eq!(cut_at_line_end(b"abcd", true), Some(4));
