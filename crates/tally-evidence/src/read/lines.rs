@@ -48,7 +48,8 @@ pub(crate) fn split_lines(bytes: &[u8], out: &mut Vec<LineSpan>) {
 
 /// Where a window of bytes may be cut so that the part before the cut holds whole lines only:
 /// just after the last line terminator whose meaning is known inside the window. A `\r` in the
-/// window's last byte is not used, because a `\n` may follow it outside the window.
+/// window's last byte is not used, because a `\n` may follow it outside the window (the batch
+/// then ends at the terminator before it).
 ///
 /// Returns `None` when no such terminator exists (the window holds part of one long line; the
 /// caller must look at more bytes). At the end of the input (`at_end`) the whole window is taken.
@@ -56,14 +57,14 @@ pub(crate) fn cut_at_line_end(window: &[u8], at_end: bool) -> Option<usize> {
     if at_end {
         return Some(window.len());
     }
-    let searchable = window.len().checked_sub(1)?;
-    let last = memrchr2(b'\n', b'\r', &window[..searchable])?;
-    // `last + 1 < window.len()`, so the byte after a `\r` is known.
-    if window[last] == b'\r' && window[last + 1] == b'\n' {
-        Some(last + 2)
-    } else {
-        Some(last + 1)
+    let last = memrchr2(b'\n', b'\r', window)?;
+    if window[last] == b'\r' && last + 1 == window.len() {
+        // A `\n` may follow outside the window: end the batch at the terminator before.
+        return memrchr2(b'\n', b'\r', &window[..last]).map(|prev| prev + 1);
     }
+    // The terminator is `\n`, or a `\r` whose next byte is known and (being after the last
+    // terminator) is not `\n`.
+    Some(last + 1)
 }
 
 /// Whether `c` is whitespace for Python's `str.isspace()` (hence skipped by `str.strip()`):
@@ -116,6 +117,8 @@ mod tests {
         assert_eq!(cut_at_line_end(b"ab\n", false), Some(3));
         assert_eq!(cut_at_line_end(b"abcd", false), None);
         assert_eq!(cut_at_line_end(b"", false), None);
+        assert_eq!(cut_at_line_end(b"\r", false), None);
+        assert_eq!(cut_at_line_end(b"\r\r", false), Some(1));
         assert_eq!(cut_at_line_end(b"abcd", true), Some(4));
     }
 
