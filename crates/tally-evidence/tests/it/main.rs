@@ -1,0 +1,3 @@
+//! Integration tests of `tally-evidence`, one binary (one module per area).
+
+mod read;
