@@ -87,9 +87,7 @@ fn classification_and_transport_messages() {
         "unknown context_id: c9",
     );
     refused(
-        &format!(
-            r#"{{"schema_version":4,"event_type":"infer.iteration","context_id":"c1","context":null}}"#
-        ),
+        r#"{"schema_version":4,"event_type":"infer.iteration","context_id":"c1","context":null}"#,
         1,
         "v4 event must have context_id and no context",
     );
