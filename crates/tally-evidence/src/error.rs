@@ -134,10 +134,8 @@ impl fmt::Display for Located<'_> {
         if let Some(source) = &self.origin.source {
             write!(f, "{source}: ")?;
         }
-        if self.with_line {
-            if let Some(line) = self.origin.line {
-                write!(f, "line {line}: ")?;
-            }
+        if let (true, Some(line)) = (self.with_line, self.origin.line) {
+            write!(f, "line {line}: ")?;
         }
         f.write_str(self.message)
     }

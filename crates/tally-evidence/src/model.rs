@@ -680,6 +680,9 @@ pub struct LegacyRecord {
 }
 
 /// One record of an artifact.
+// Events are the common case and legacy records are rare: boxing the event would cost every
+// record an allocation to save space on the few legacy ones.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InferenceRecord {
     /// A legacy (v1) record, passed through untouched.

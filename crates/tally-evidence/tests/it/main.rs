@@ -1,9 +1,11 @@
-//! Integration tests of `tally-evidence`'s pure core: resolution, accounting, intervals,
-//! alignment and share validation, on records built in memory.
+//! Integration tests of `tally-evidence`, one binary, one module per area: the reader on files,
+//! and the pure core (resolution, accounting, intervals, alignment, shares) on records built in
+//! memory.
 
 mod account;
 mod align;
 mod build;
 mod props;
+mod read;
 mod resolve;
 mod shares;

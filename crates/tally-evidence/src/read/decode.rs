@@ -1,0 +1,208 @@
+//! One line to one decoded item, with no state: UTF-8, blank lines, JSON (with the `NaN` retry),
+//! and the classification of `evidence.md` §2.2: legacy, embedded event, v4 definition or v4
+//! compact record (§2.9).
+//!
+//! This module runs in parallel over the lines of a batch, so it never touches a registry: a
+//! definition comes back with its validated context, a compact record with its context id and its
+//! fully checked body (everything the reference checks after the id lookup), and the caller
+//! resolves ids in file order (`context`, `batch`).
+
+use crate::fingerprint;
+use crate::model::{CorrelationContext, CorrelationEvent, InferenceRecord, LegacyRecord, Text};
+
+use super::events::{self, ContextSource, Embedded, EventParts, Fields};
+use super::fields::{self, Checked, Fault};
+use super::lines;
+use super::wire::{self, Int, Key, Line, RecordWire, Val};
+
+/// What one line is.
+#[derive(Debug)]
+pub(crate) enum Decoded {
+    /// A whitespace-only line: skipped, still counted.
+    Blank,
+    /// A legacy record or a validated embedded event.
+    Record(InferenceRecord),
+    /// A v4 `infer.context` definition with its validated context.
+    Definition {
+        /// The context id.
+        id: Text,
+        /// The context.
+        context: CorrelationContext,
+    },
+    /// A v4 compact record: its context id and its body, checked as the expanded record would be
+    /// (the error, if any, counts only once the id resolves).
+    Compact {
+        /// The context id it names.
+        id: Text,
+        /// The checked body.
+        event: Checked<EventParts>,
+    },
+}
+
+/// Decodes one physical line. `offset` is the line's byte offset in its input, for the UTF-8
+/// message.
+pub(crate) fn decode_line(bytes: &[u8], offset: u64) -> Checked<Decoded> {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            return Err(Fault::Value(format!(
+                "invalid UTF-8 at byte offset {}: the artifact must be UTF-8 text; re-encode it \
+                 as UTF-8",
+                offset + e.valid_up_to() as u64
+            )));
+        }
+    };
+    if lines::is_blank(text) {
+        return Ok(Decoded::Blank);
+    }
+    with_json(text, |line, lenient| match line {
+        Line::NotObject => Err(Fault::Value("record must be an object".into())),
+        Line::Object(wire) => classify(&wire, text, lenient),
+    })
+}
+
+/// Parses `text` as one JSON value and hands it to `then`, with the reference's parser's
+/// leniency: if strict JSON fails and the text has `NaN`/`Infinity` literals, they are rewritten
+/// to sentinels and the parse retried (`lenient = true`). A failing retry reports the strict
+/// error.
+pub(crate) fn with_json<T>(
+    text: &str,
+    then: impl FnOnce(Line<'_>, bool) -> Checked<T>,
+) -> Checked<T> {
+    if text.starts_with('\u{feff}') {
+        // Python's wording (`json.loads` refuses a leading byte-order mark).
+        return Err(Fault::Value(
+            "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)".into(),
+        ));
+    }
+    let strict = match wire::parse_line(text) {
+        Ok(line) => return then(line, false),
+        Err(e) => e,
+    };
+    let bytes = text.as_bytes();
+    let special = memchr::memmem::find(bytes, b"NaN").is_some()
+        || memchr::memmem::find(bytes, b"Infinity").is_some();
+    if special {
+        let rewritten = fingerprint::rewrite_special_literals(text);
+        if let Ok(line) = wire::parse_line(&rewritten) {
+            return then(line, true);
+        }
+    }
+    Err(Fault::Value(strict.to_string()))
+}
+
+/// The JSON whitespace around a line's value (what a legacy record keeps is the value's text).
+fn trim_json_space(text: &str) -> &str {
+    text.trim_matches(|c: char| c.is_ascii() && wire::is_json_space(c as u8))
+}
+
+/// `CorrelationRecordDecoder._expand` then `decode_event` (`evidence.md` §2.2, §2.9).
+fn classify(wire: &RecordWire<'_>, text: &str, lenient: bool) -> Checked<Decoded> {
+    let rec = Fields { wire, lenient };
+    let version = rec.val(Key::SchemaVersion);
+    let definition = matches!(rec.val(Key::EventType), Some(Val::Str(t)) if t == "infer.context");
+    let version_equals_4 = match &version {
+        Some(Val::Int(i)) => i.value == Some(4),
+        Some(Val::Float(f)) => *f == 4.0,
+        _ => false,
+    };
+    if !(definition || wire.has(Key::ContextId) || version_equals_4) {
+        return embedded_record(&rec, version, text).map(Decoded::Record);
+    }
+    if !matches!(&version, Some(Val::Int(i)) if i.value == Some(4)) {
+        return Err(Fault::Value(
+            "context transport requires schema_version 4".into(),
+        ));
+    }
+    let id = fields::nonempty(rec.val(Key::ContextId), "context_id")?;
+    if definition {
+        let definition_keys = [
+            Key::SchemaVersion,
+            Key::EventType,
+            Key::ContextId,
+            Key::Context,
+        ];
+        let exact = wire.first_unknown().is_none()
+            && Key::ALL
+                .iter()
+                .all(|k| wire.has(*k) == definition_keys.contains(k));
+        if !exact {
+            return Err(Fault::Value(
+                "infer.context requires exactly version, type, ID, context".into(),
+            ));
+        }
+        let context = match wire.get(Key::Context) {
+            Some(raw) if raw.starts_with('{') => fields::context(raw, lenient),
+            _ => Err(Fault::Value("context must be an object".into())),
+        };
+        // Outside an event, the reference's constructor errors are bare.
+        let context = context.map_err(|f| match f {
+            Fault::Type(m) => Fault::Value(m),
+            other => other,
+        })?;
+        return Ok(Decoded::Definition { id, context });
+    }
+    if wire.has(Key::Context) {
+        return Err(Fault::Value(
+            "v4 event must have context_id and no context".into(),
+        ));
+    }
+    Ok(Decoded::Compact {
+        id,
+        event: compact_event(&rec),
+    })
+}
+
+/// The checks a compact record gets after its id resolves: the null-intervals rule, then the
+/// expanded record's (`evidence.md` §2.9).
+fn compact_event(rec: &Fields<'_, '_>) -> Checked<EventParts> {
+    let is_activity = matches!(
+        rec.val(Key::EventType),
+        Some(Val::Str(t)) if t == crate::model::EventType::Activity.as_str()
+    );
+    let intervals = rec
+        .wire
+        .get(Key::Metadata)
+        .filter(|raw| is_activity && raw.starts_with('{'))
+        .and_then(wire::intervals_of);
+    if intervals.is_some_and(|raw| raw.starts_with('n')) {
+        return Err(Fault::Value(
+            "metadata.intervals must be a non-empty list of [offset_ns, duration_ns] pairs".into(),
+        ));
+    }
+    let (value, digits) = if intervals.is_some() {
+        (3, "3")
+    } else {
+        (2, "2")
+    };
+    let version = Val::Int(Int {
+        value: Some(value),
+        negative: false,
+        digits,
+    });
+    match events::embedded(rec, Some(version), ContextSource::Registry)? {
+        Embedded::Event(_, parts) => Ok(parts),
+        Embedded::Legacy => unreachable!("an expanded record has version 2 or 3"),
+    }
+}
+
+/// `parse_inference_record` on one record's top level; `text` is the line (for legacy records).
+pub(crate) fn embedded_record(
+    rec: &Fields<'_, '_>,
+    version: Option<Val<'_>>,
+    text: &str,
+) -> Checked<InferenceRecord> {
+    Ok(
+        match events::embedded(rec, version, ContextSource::Embedded)? {
+            Embedded::Legacy => InferenceRecord::Legacy(LegacyRecord {
+                json: trim_json_space(text).into(),
+            }),
+            Embedded::Event(context, parts) => InferenceRecord::Event(CorrelationEvent::new(
+                context.expect("an embedded event has its context"),
+                parts.event_id,
+                parts.metadata,
+                parts.body,
+            )),
+        },
+    )
+}

@@ -1,0 +1,171 @@
+//! The load loop: batches from a source are decoded on a rayon pool while the previous batch's
+//! records go to the caller's sink on the calling thread, in file order; the first failure (a
+//! line, a read, or the sink) stops the load. Also the pull-style iterator over the same batches.
+//!
+//! This module decides order and overlap only; what a line means is `decode`'s business and
+//! where bytes come from is `input`'s.
+
+use std::collections::VecDeque;
+
+use rayon::{Scope, ThreadPool};
+
+use crate::error::{Error, Origin, Result};
+use crate::model::{InferenceRecord, Text};
+
+use super::ReadOptions;
+use super::batch::{BatchRecords, Position, decode_batch};
+use super::context::{CorrelationRecordDecoder, located};
+use super::input::Source;
+
+/// The pool batches are decoded on: rayon's global pool, or one of `threads` threads.
+fn pool(options: &ReadOptions) -> Result<Option<ThreadPool>> {
+    options
+        .threads
+        .map(|n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n.get())
+                .thread_name(|i| format!("tally-evidence-parse-{i}"))
+                .build()
+                .map_err(|e| Error::refused(format!("cannot start the parse threads: {e}")))
+        })
+        .transpose()
+}
+
+fn in_scope<'s, R>(pool: Option<&ThreadPool>, op: impl FnOnce(&Scope<'s>) -> R) -> R {
+    match pool {
+        Some(pool) => pool.in_place_scope(op),
+        None => rayon::in_place_scope(op),
+    }
+}
+
+fn io_error(name: &Text, source: std::io::Error) -> Error {
+    Error::Io {
+        name: name.clone(),
+        source,
+    }
+}
+
+/// Hands a batch's records to the sink, then its failure as the load's error.
+fn deliver(
+    batch: BatchRecords,
+    name: &Text,
+    sink: &mut impl FnMut(Origin, InferenceRecord) -> Result<()>,
+) -> Result<()> {
+    for (line, record) in batch.records {
+        sink(Origin::at(name.clone(), line), record)?;
+    }
+    match batch.failure {
+        Some((line, fault)) => Err(located(fault, Origin::at(name.clone(), line))),
+        None => Ok(()),
+    }
+}
+
+/// Reads every batch of `source`, decoding batch k+1 while batch k is delivered.
+pub(crate) fn run(
+    mut source: Source<'_>,
+    name: &Text,
+    options: &ReadOptions,
+    decoder: &mut CorrelationRecordDecoder,
+    mut sink: impl FnMut(Origin, InferenceRecord) -> Result<()>,
+) -> Result<()> {
+    let pool = pool(options)?;
+    let mut at = Position { line: 1, offset: 0 };
+    let mut previous: Option<BatchRecords> = None;
+    loop {
+        // After a failing batch nothing more is read.
+        let stop = previous.as_ref().is_some_and(|p| p.failure.is_some());
+        let chunk = if stop { Ok(None) } else { source.next_chunk() };
+        let mut decoded = None;
+        let delivered = in_scope(pool.as_ref(), |scope| {
+            if let Ok(Some(chunk)) = &chunk {
+                let (decoded, decoder) = (&mut decoded, &mut *decoder);
+                scope.spawn(move |_| *decoded = Some(decode_batch(chunk, at, decoder)));
+            }
+            match previous.take() {
+                Some(batch) => deliver(batch, name, &mut sink),
+                None => Ok(()),
+            }
+        });
+        delivered?;
+        match chunk.map_err(|e| io_error(name, e))? {
+            None => return Ok(()),
+            Some(chunk) => {
+                let batch = decoded.expect("the decode task ran");
+                at.line += batch.line_count;
+                at.offset += chunk.len() as u64;
+                previous = Some(batch);
+            }
+        }
+    }
+}
+
+/// The records of one input, pulled one at a time (batches are decoded on rayon's global pool
+/// as they are needed). Yields `Err` once, for the first failure, and then ends.
+pub struct InferenceEvents {
+    source: Source<'static>,
+    name: Text,
+    decoder: CorrelationRecordDecoder,
+    at: Position,
+    ready: VecDeque<(u64, InferenceRecord)>,
+    failure: Option<Error>,
+    done: bool,
+}
+
+impl InferenceEvents {
+    pub(crate) fn new(
+        source: Source<'static>,
+        name: Text,
+        decoder: CorrelationRecordDecoder,
+    ) -> Self {
+        Self {
+            source,
+            name,
+            decoder,
+            at: Position { line: 1, offset: 0 },
+            ready: VecDeque::new(),
+            failure: None,
+            done: false,
+        }
+    }
+
+    /// The decoder, with the definitions read so far (to continue the file elsewhere).
+    pub fn decoder(&self) -> &CorrelationRecordDecoder {
+        &self.decoder
+    }
+
+    fn refill(&mut self) {
+        match self.source.next_chunk() {
+            Err(e) => {
+                self.failure = Some(io_error(&self.name, e));
+                self.done = true;
+            }
+            Ok(None) => self.done = true,
+            Ok(Some(chunk)) => {
+                let batch = decode_batch(&chunk, self.at, &mut self.decoder);
+                self.at.line += batch.line_count;
+                self.at.offset += chunk.len() as u64;
+                self.ready.extend(batch.records);
+                if let Some((line, fault)) = batch.failure {
+                    self.failure = Some(located(fault, Origin::at(self.name.clone(), line)));
+                    self.done = true;
+                }
+            }
+        }
+    }
+}
+
+impl Iterator for InferenceEvents {
+    type Item = Result<(Origin, InferenceRecord)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some((line, record)) = self.ready.pop_front() {
+                return Some(Ok((Origin::at(self.name.clone(), line), record)));
+            }
+            if self.done {
+                return self.failure.take().map(Err);
+            }
+            self.refill();
+        }
+    }
+}
