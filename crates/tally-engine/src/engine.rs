@@ -9,9 +9,7 @@ use tally_model::{
     Actor, Campaign, CampaignState, Candidate, CandidateId, EvaluationKind, EvidenceRef, Side,
     UnitValues, Verdict,
 };
-use tally_plugin::{
-    CampaignData, FactInfo, Facts, ProviderError, Rendered, SectionInput, Surface,
-};
+use tally_plugin::{CampaignData, FactInfo, Facts, ProviderError, Rendered, SectionInput, Surface};
 use tally_runner::{CommitId, SampleRunner};
 use tally_store::{
     CampaignSnapshot, HeadUpdate, NewCandidate, NewEvaluation, NewMeasurement, Store, VerdictWrite,

@@ -422,6 +422,19 @@ impl Engine<'_> {
                 })?;
                 return Ok(EvaluationEnd::Finished);
             }
+            _ if judgement.outcome == Verdict::Crash => {
+                // Say why: the first failure of this evaluation's candidate samples.
+                let why = self
+                    .store
+                    .measurements_of_evaluation(evaluation.id)?
+                    .into_iter()
+                    .find(|m| m.candidate == candidate && m.error.is_some())
+                    .and_then(|m| m.error);
+                match why {
+                    Some(why) => (Verdict::Crash, format!("{}: {why}", judgement.reason)),
+                    None => (Verdict::Crash, judgement.reason),
+                }
+            }
             _ => (judgement.outcome, judgement.reason),
         };
         match self.write_verdict(&campaign, candidate, verdict, &reason, bar)? {

@@ -61,7 +61,11 @@ pub const HOST_FACTS: &[(&str, &str, &str)] = &[
         "",
         "the primary metric's mean at the head (absent before the baseline is measured)",
     ),
-    ("evaluations", "evaluations", "evaluations that took measurements"),
+    (
+        "evaluations",
+        "evaluations",
+        "evaluations that took measurements",
+    ),
 ];
 
 /// [`HOST_FACTS`] as [`FactInfo`]s.

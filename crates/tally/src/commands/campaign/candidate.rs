@@ -1,0 +1,174 @@
+//! `tally candidate add|show|remeasure|verdict`.
+
+use anyhow::bail;
+use tally_model::Verdict;
+
+use super::context::{NoRunner, Workspace, caller, candidate_id, engine};
+use super::progress::Progress;
+use crate::cli::{
+    CandidateAddArgs, CandidateCommand, CandidateRemeasureArgs, CandidateShowArgs,
+    CandidateVerdictArgs,
+};
+use crate::exit::Status;
+use crate::printer;
+
+/// Runs one `tally candidate` subcommand.
+pub fn run(command: &CandidateCommand) -> anyhow::Result<Status> {
+    match command {
+        CandidateCommand::Add(args) => add(args),
+        CandidateCommand::Show(args) => show(args),
+        CandidateCommand::Remeasure(args) => remeasure(args),
+        CandidateCommand::Verdict(args) => verdict(args),
+    }
+}
+
+fn add(args: &CandidateAddArgs) -> anyhow::Result<Status> {
+    let workspace = Workspace::discover(&args.campaign)?;
+    let loaded = workspace.load()?;
+    let store = workspace.open_store()?;
+    let progress = Progress::new();
+    let engine = engine(&workspace, &store, &NoRunner, &loaded, &progress);
+    let mut commits = Vec::new();
+    for rev in &args.revisions {
+        commits.push(workspace.git.resolve_commit(rev)?);
+    }
+    let who = caller(&workspace.git);
+    for c in engine.add_candidates(&commits, args.note.as_deref(), &who)? {
+        printer::out_line(&format!(
+            "{}: {} queued (parent {})",
+            c.id,
+            &c.revision[..12.min(c.revision.len())],
+            c.parent.map_or("none".into(), |p| p.to_string())
+        ))?;
+    }
+    Ok(Status::Success)
+}
+
+fn show(args: &CandidateShowArgs) -> anyhow::Result<Status> {
+    let workspace = Workspace::discover(&args.campaign)?;
+    let loaded = workspace.load()?;
+    let store = workspace.open_store()?;
+    let progress = Progress::new();
+    let engine = engine(&workspace, &store, &NoRunner, &loaded, &progress);
+    let id = candidate_id(&args.id)?;
+    let candidate = engine.candidate(id)?;
+    let data = engine.data()?;
+    let view = data
+        .candidates
+        .iter()
+        .find(|c| c.id == u64::from(id.0))
+        .cloned();
+    let measurements: Vec<_> = data
+        .measurements
+        .iter()
+        .filter(|m| m.candidate == u64::from(id.0))
+        .collect();
+    if args.json {
+        let value = serde_json::json!({
+            "id": id.0,
+            "revision": candidate.revision,
+            "parent": candidate.parent.map(|p| p.0),
+            "verdict": candidate.verdict.as_str(),
+            "reason": candidate.reason,
+            "verdict_set_by": candidate.verdict_set_by.as_ref().map(ToString::to_string),
+            "proposed_by": candidate.proposed_by,
+            "note": candidate.note,
+            "metrics": view.as_ref().map(|v| v.metrics.clone()).unwrap_or_default(),
+            "measurements": measurements,
+        });
+        printer::out_line(&serde_json::to_string_pretty(&value)?)?;
+        return Ok(Status::Success);
+    }
+    let mut text = format!(
+        "{id} {}\n  verdict: {}{}\n  reason: {}\n  parent: {}\n  proposed by: {}{}\n",
+        candidate.revision,
+        candidate.verdict,
+        candidate
+            .verdict_set_by
+            .as_ref()
+            .map(|a| format!(" (set by {a})"))
+            .unwrap_or_default(),
+        candidate.reason.as_deref().unwrap_or("—"),
+        candidate.parent.map_or("none".into(), |p| p.to_string()),
+        candidate.proposed_by,
+        candidate
+            .note
+            .as_ref()
+            .map(|n| format!("\n  note: {n}"))
+            .unwrap_or_default(),
+    );
+    if let Some(view) = view {
+        for (name, value) in &view.metrics {
+            text.push_str(&format!("  {name}: {}\n", tally_stats::format_sig4(*value)));
+        }
+    }
+    text.push_str(&format!("  measurements: {}\n", measurements.len()));
+    for m in measurements {
+        let metrics: Vec<String> = m
+            .metrics
+            .iter()
+            .map(|(k, v)| format!("{k}={}", tally_stats::format_sig4(*v)))
+            .collect();
+        text.push_str(&format!(
+            "    #{} {} sample{} {:.2}s {}{}\n",
+            m.id,
+            m.side,
+            m.attempt
+                .checked_sub(1)
+                .map_or(String::new(), |a| if a > 0 {
+                    format!(" (attempt {})", a + 1)
+                } else {
+                    String::new()
+                }),
+            m.seconds.unwrap_or(0.0),
+            metrics.join(" "),
+            m.error
+                .as_ref()
+                .map(|e| format!(" error: {e}"))
+                .unwrap_or_default()
+        ));
+    }
+    printer::out(&text)?;
+    Ok(Status::Success)
+}
+
+fn remeasure(args: &CandidateRemeasureArgs) -> anyhow::Result<Status> {
+    let workspace = Workspace::discover(&args.campaign)?;
+    let loaded = workspace.load()?;
+    let store = workspace.open_store()?;
+    let progress = Progress::new();
+    let engine = engine(&workspace, &store, &NoRunner, &loaded, &progress);
+    let id = candidate_id(&args.id)?;
+    if args.repeats == Some(0) {
+        bail!("--repeats 0: expected at least 1 pair");
+    }
+    engine.remeasure(id, args.repeats)?;
+    printer::out_line(&format!(
+        "{id}: re-measurement queued; `tally run` measures it and judges it again"
+    ))?;
+    Ok(Status::Success)
+}
+
+fn verdict(args: &CandidateVerdictArgs) -> anyhow::Result<Status> {
+    let workspace = Workspace::discover(&args.campaign)?;
+    let loaded = workspace.load()?;
+    let store = workspace.open_store()?;
+    let progress = Progress::new();
+    let engine = engine(&workspace, &store, &NoRunner, &loaded, &progress);
+    let id = candidate_id(&args.id)?;
+    let Some(outcome) = Verdict::parse(&args.outcome) else {
+        bail!(
+            "OUTCOME {:?}: expected keep, interesting, discard, crash or pending",
+            args.outcome
+        );
+    };
+    let who = caller(&workspace.git);
+    let c = engine.set_verdict_by_hand(id, outcome, &args.reason, &who)?;
+    printer::out_line(&format!(
+        "{}: {} (set by {who}): {}",
+        c.id,
+        c.verdict,
+        c.reason.as_deref().unwrap_or("")
+    ))?;
+    Ok(Status::Success)
+}

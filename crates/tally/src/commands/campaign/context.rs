@@ -1,0 +1,247 @@
+//! What every campaign command needs first: the repository, `tally.toml` read and validated into
+//! settings and built providers, the store, and an engine over them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use tally_config::{ConfigError, Settings, parse_settings};
+use tally_engine::{Engine, Observer, Providers, SystemClock};
+use tally_runner::{
+    Attempt, CancelToken, Failure, Git, Outcome, SampleRequest, SampleRunner, WorktreeRunner,
+    default_worktree_root,
+};
+use tally_store::SqliteStore;
+
+use crate::cli::CampaignOptions;
+
+/// The file name of the campaign config at the repository root.
+pub const CONFIG_FILE: &str = "tally.toml";
+
+/// The repository a command works in.
+pub struct Workspace {
+    /// Git, at the repository root.
+    pub git: Git,
+    /// `tally.toml`.
+    pub config_path: PathBuf,
+    /// `.tally/` (store, logs, locks).
+    pub tally_dir: PathBuf,
+    database: Option<String>,
+}
+
+/// `tally.toml`, validated and built.
+pub struct Loaded {
+    /// The text as read.
+    pub text: String,
+    /// Resolved settings.
+    pub settings: Settings,
+    /// Built providers.
+    pub providers: Providers,
+}
+
+impl Workspace {
+    /// The repository containing `-C DIR` or the current directory.
+    pub fn discover(options: &CampaignOptions) -> anyhow::Result<Self> {
+        let start = match &options.repo {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().context("cannot read the current directory")?,
+        };
+        let git = Git::discover(&start).with_context(|| {
+            format!(
+                "{}: not inside a git repository; tally campaigns live in one (run `git init`, or pass -C DIR)",
+                start.display()
+            )
+        })?;
+        let root = git.root().to_path_buf();
+        Ok(Self {
+            config_path: root.join(CONFIG_FILE),
+            tally_dir: root.join(".tally"),
+            git,
+            database: options.database.clone(),
+        })
+    }
+
+    /// The repository root.
+    pub fn root(&self) -> &Path {
+        self.git.root()
+    }
+
+    /// `tally.toml`'s text, or `None` when there is none.
+    pub fn config_text(&self) -> anyhow::Result<Option<String>> {
+        match std::fs::read_to_string(&self.config_path) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => {
+                Err(e).with_context(|| format!("{}: cannot read", self.config_path.display()))
+            }
+        }
+    }
+
+    /// `tally.toml` read, validated (every problem at once) and its providers built.
+    pub fn load(&self) -> anyhow::Result<Loaded> {
+        let Some(text) = self.config_text()? else {
+            bail!(
+                "{}: not found; run `tally init` to write one from a template",
+                self.config_path.display()
+            );
+        };
+        let name = self.config_path.display().to_string();
+        let settings = match parse_settings(&text, &tally_providers::builtins()) {
+            Ok(s) => s,
+            Err(ConfigError::Syntax {
+                line,
+                column,
+                message,
+            }) => bail!("{name}: line {line}, column {column}: {message}"),
+            Err(ConfigError::Problems(problems)) => bail!(problems_message(&name, &problems)),
+        };
+        let providers = Providers::build(&settings, tally_providers::builtins())
+            .map_err(|problems| anyhow::anyhow!(problems_message(&name, &problems)))?;
+        Ok(Loaded {
+            text,
+            settings,
+            providers,
+        })
+    }
+
+    /// Opens (creating) the store: `--database`, `TALLY_DATABASE_URL`, or `.tally/tally.db`.
+    pub fn open_store(&self) -> anyhow::Result<SqliteStore> {
+        let path = match &self.database {
+            Some(url) => PathBuf::from(url.strip_prefix("sqlite:").unwrap_or(url)),
+            None => {
+                self.ensure_tally_dir()?;
+                self.tally_dir.join("tally.db")
+            }
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).with_context(|| {
+                format!("{}: cannot create the store's directory", parent.display())
+            })?;
+        }
+        Ok(SqliteStore::open(&path)?)
+    }
+
+    /// Creates `.tally/` and keeps it out of git (`.git/info/exclude`).
+    pub fn ensure_tally_dir(&self) -> anyhow::Result<()> {
+        std::fs::create_dir_all(&self.tally_dir)
+            .with_context(|| format!("{}: cannot create", self.tally_dir.display()))?;
+        let exclude = self.root().join(".git/info/exclude");
+        if exclude.parent().is_some_and(Path::is_dir) {
+            let current = std::fs::read_to_string(&exclude).unwrap_or_default();
+            if !current
+                .lines()
+                .any(|l| l.trim() == "/.tally/" || l.trim() == ".tally/")
+            {
+                let mut text = current;
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str("/.tally/\n");
+                std::fs::write(&exclude, text)
+                    .with_context(|| format!("{}: cannot update", exclude.display()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The real runner for a campaign: worktrees under the user's cache directory.
+    pub fn runner(&self, campaign: &str) -> anyhow::Result<WorktreeRunner> {
+        let root = default_worktree_root(self.root(), campaign)?;
+        Ok(WorktreeRunner::new(self.git.clone(), &root)?)
+    }
+
+    /// Where an evaluation's logs go.
+    pub fn log_root(&self, campaign: &str) -> PathBuf {
+        self.tally_dir.join("logs").join(sanitize(campaign))
+    }
+}
+
+/// Builds an engine over the loaded config.
+pub fn engine<'a>(
+    workspace: &Workspace,
+    store: &'a SqliteStore,
+    runner: &'a dyn SampleRunner,
+    loaded: &'a Loaded,
+    observer: &'a dyn Observer,
+) -> Engine<'a> {
+    Engine::new(
+        store,
+        runner,
+        &loaded.settings,
+        &loaded.providers,
+        &loaded.text,
+        &SystemClock,
+        observer,
+        workspace.log_root(&loaded.settings.name),
+    )
+}
+
+/// A runner for commands that never run samples (status, brief, verdicts by hand).
+pub struct NoRunner;
+
+impl SampleRunner for NoRunner {
+    fn run_attempt(&self, _: &SampleRequest, attempt: u32, _: &CancelToken) -> Attempt {
+        Attempt {
+            attempt,
+            outcome: Outcome::SpawnFailed("this command does not run samples".into()),
+            wall: Duration::ZERO,
+            metrics: BTreeMap::new(),
+            units: None,
+            failure: Some(Failure::Spawn {
+                why: "this command does not run samples; use `tally run`".into(),
+            }),
+            logs: None,
+            retried: false,
+            stray_pids: Vec::new(),
+        }
+    }
+}
+
+/// Who the caller is, for hand-set verdicts and reports: `git config user.name`, else `$USER`.
+pub fn caller(git: &Git) -> String {
+    let from_git = std::process::Command::new("git")
+        .arg("-C")
+        .arg(git.root())
+        .args(["config", "user.name"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty());
+    from_git
+        .or_else(|| std::env::var("USER").ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| "someone".into())
+}
+
+/// Parses a candidate id argument.
+pub fn candidate_id(text: &str) -> anyhow::Result<tally_model::CandidateId> {
+    text.parse()
+        .map_err(|_| anyhow::anyhow!("{text:?} is not a candidate id; write 3, #3 or candidate#3"))
+}
+
+fn problems_message(name: &str, problems: &[tally_plugin::ConfigProblem]) -> String {
+    let mut message = format!(
+        "{name}: {} problem{}:",
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" }
+    );
+    for p in problems {
+        message.push_str("\n  ");
+        message.push_str(&p.to_string());
+    }
+    message
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

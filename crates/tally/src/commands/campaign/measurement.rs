@@ -1,0 +1,75 @@
+//! `tally measurement add ID --report FILE`: a measurement taken outside `tally run`, recorded
+//! under the current evaluator and signed by the caller; the candidate is judged again when its
+//! verdict was the loop's.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+use tally_engine::ManualReport;
+
+use super::context::{NoRunner, Workspace, caller, candidate_id, engine};
+use super::progress::Progress;
+use crate::cli::{MeasurementAddArgs, MeasurementCommand};
+use crate::exit::Status;
+use crate::printer;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReportFile {
+    metrics: BTreeMap<String, f64>,
+    #[serde(default)]
+    seconds: Option<f64>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+/// Runs one `tally measurement` subcommand.
+pub fn run(command: &MeasurementCommand) -> anyhow::Result<Status> {
+    match command {
+        MeasurementCommand::Add(args) => add(args),
+    }
+}
+
+fn add(args: &MeasurementAddArgs) -> anyhow::Result<Status> {
+    let name = args.report.display().to_string();
+    let text = std::fs::read_to_string(&args.report)
+        .with_context(|| format!("{name}: cannot read the report"))?;
+    let report: ReportFile = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{name}: line {}: {e}; expected {{\"metrics\": {{\"name\": number}}, \"seconds\": number|null, \"error\": null|\"text\"}}",
+            e.line()
+        )
+    })?;
+    if let Some((metric, value)) = report.metrics.iter().find(|(_, v)| !v.is_finite()) {
+        bail!("{name}: metrics.{metric} = {value}: expected a finite number");
+    }
+    let workspace = Workspace::discover(&args.campaign)?;
+    let loaded = workspace.load()?;
+    let store = workspace.open_store()?;
+    let progress = Progress::new();
+    let engine = engine(&workspace, &store, &NoRunner, &loaded, &progress);
+    let id = candidate_id(&args.id)?;
+    let who = caller(&workspace.git);
+    let m = engine.add_measurement(
+        id,
+        &ManualReport {
+            metrics: report.metrics,
+            seconds: report.seconds,
+            error: report.error,
+        },
+        &who,
+    )?;
+    let candidate = engine.candidate(id)?;
+    printer::out_line(&format!(
+        "{id}: measurement#{} recorded (by {who}); verdict {}{}",
+        m.id.0,
+        candidate.verdict,
+        candidate
+            .reason
+            .as_ref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default()
+    ))?;
+    Ok(Status::Success)
+}

@@ -1,0 +1,15 @@
+//! The campaign commands (`campaign.md` §11): one module per command, sharing the workspace and
+//! engine set-up of `context`.
+
+pub mod brief;
+pub mod candidate;
+mod context;
+pub mod demo;
+pub mod init;
+pub mod measurement;
+pub mod plugins;
+mod progress;
+pub mod resume;
+pub mod run;
+mod sections;
+pub mod status;

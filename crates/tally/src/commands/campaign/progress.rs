@@ -1,0 +1,93 @@
+//! The terminal side of a running campaign: a progress line (candidate, sample i of n, elapsed
+//! against the timeout) that exists only on a terminal, verdict and note lines on standard error,
+//! and Ctrl-C wired to the runner's cancellation token.
+
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tally_engine::{Observer, SampleStart};
+use tally_model::{CandidateId, Verdict};
+use tally_runner::CancelToken;
+
+/// Shows engine events on standard error.
+pub struct Progress {
+    bar: Mutex<Option<ProgressBar>>,
+    on_terminal: bool,
+}
+
+impl Progress {
+    /// A progress display; the bar is drawn only when standard error is a terminal.
+    pub fn new() -> Self {
+        Self {
+            bar: Mutex::new(None),
+            on_terminal: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn line(&self, text: &str) {
+        let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
+        match bar.as_ref() {
+            Some(bar) => bar.println(text),
+            None => crate::printer::note(text),
+        }
+    }
+}
+
+impl Observer for Progress {
+    fn sample_started(&self, start: &SampleStart) {
+        if !self.on_terminal {
+            return;
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} · {elapsed} of {prefix}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.set_prefix(format!("{:.0}s timeout", start.timeout.as_secs_f64()));
+        bar.set_message(format!(
+            "{} · sample {} of {} ({})",
+            start.candidate,
+            start.position + 1,
+            start.of,
+            start.side
+        ));
+        bar.enable_steady_tick(Duration::from_millis(200));
+        *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);
+    }
+
+    fn sample_finished(&self, start: &SampleStart, seconds: f64, error: Option<&str>) {
+        if let Some(bar) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            bar.finish_and_clear();
+        }
+        if let Some(error) = error {
+            self.line(&format!(
+                "{} {} sample {} failed after {seconds:.1}s: {error}",
+                start.candidate, start.side, start.sample
+            ));
+        }
+    }
+
+    fn judged(&self, candidate: CandidateId, verdict: Verdict, reason: &str) {
+        self.line(&format!("{candidate}: {verdict} — {reason}"));
+    }
+
+    fn note(&self, message: &str) {
+        self.line(message);
+    }
+}
+
+/// A cancellation token that Ctrl-C cancels (once installed; later calls share the token).
+pub fn ctrl_c_token() -> CancelToken {
+    static TOKEN: std::sync::OnceLock<CancelToken> = std::sync::OnceLock::new();
+    TOKEN
+        .get_or_init(|| {
+            let token = CancelToken::new();
+            let handler_token = token.clone();
+            // The handler runs on ctrlc's own thread, where taking the token's lock is fine.
+            let _ = ctrlc::set_handler(move || handler_token.cancel());
+            token
+        })
+        .clone()
+}

@@ -1,0 +1,56 @@
+//! `tally run [--until-idle]`: one per campaign at a time (a lock a killed process cannot leave
+//! stuck), leftovers of a killed run pruned first, then the engine's loop. Exit 0 when idle or
+//! stopped, 3 when held (the reason on stderr), 130 on Ctrl-C.
+
+use tally_engine::RunEnd;
+use tally_runner::{RunLock, prune_leftovers, run_lock_path};
+
+use super::context::{Workspace, engine};
+use super::progress::{Progress, ctrl_c_token};
+use crate::cli::RunArgs;
+use crate::exit::Status;
+use crate::printer;
+
+/// Runs the command.
+pub fn run(args: &RunArgs) -> anyhow::Result<Status> {
+    let workspace = Workspace::discover(&args.campaign)?;
+    let loaded = workspace.load()?;
+    workspace.ensure_tally_dir()?;
+    let name = &loaded.settings.name;
+    let _lock = RunLock::acquire(&run_lock_path(&workspace.tally_dir, name), name)?;
+    let store = workspace.open_store()?;
+    let runner = workspace.runner(name)?;
+    let pruned = prune_leftovers(&workspace.git, runner.worktree_root())?;
+    let progress = Progress::new();
+    if !pruned.directories.is_empty() || !pruned.killed.is_empty() {
+        printer::note(&format!(
+            "removed {} checkout(s) and stopped {} process(es) left by an earlier tally run",
+            pruned.directories.len(),
+            pruned.killed.len()
+        ));
+    }
+    let engine = engine(&workspace, &store, &runner, &loaded, &progress);
+    let cancel = ctrl_c_token();
+    match engine.run(args.until_idle, &cancel)? {
+        RunEnd::Idle => {
+            printer::note("idle: nothing queued");
+            Ok(Status::Success)
+        }
+        RunEnd::Stopped(reason) => {
+            printer::note(&format!("campaign `{name}` stopped: {reason}"));
+            Ok(Status::Success)
+        }
+        RunEnd::Held(reason) => {
+            printer::note(&format!(
+                "campaign `{name}` is held: {reason}\n(raise the limit in tally.toml, or `tally campaign resume`, then `tally run`)"
+            ));
+            Ok(Status::Held)
+        }
+        RunEnd::Interrupted => {
+            printer::note(
+                "interrupted: the sample in flight is recorded as failed and its candidate stays queued",
+            );
+            Ok(Status::Interrupted)
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! `tally trace ...`: the evidence commands (contract: `docs/cli.md`, after
+//! `shared/spec/evidence-cli.md`).
+
+mod account;
+mod align;
+mod convert;
+mod parse_only;
+mod shares;
+mod synth;
+
+use crate::cli::TraceCommand;
+use crate::exit::Status;
+
+/// Runs one `tally trace` subcommand.
+pub fn run(command: TraceCommand) -> anyhow::Result<Status> {
+    match command {
+        TraceCommand::Account(args) => account::run(&args),
+        TraceCommand::Align(args) => align::run(&args),
+        TraceCommand::Shares(args) => shares::run(&args),
+        TraceCommand::Convert(args) => convert::run(&args),
+        TraceCommand::Synth(args) => synth::run(&args),
+        TraceCommand::ParseOnly(args) => parse_only::run(&args),
+    }
+}

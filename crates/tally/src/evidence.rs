@@ -1,0 +1,36 @@
+//! The binary's bridge to `tally-evidence`: turns command-line paths into reader inputs and feeds
+//! every record of every file, in order, to one resolver (`evidence-cli.md`: each file is read on
+//! its own terms — its own line numbers and v4 contexts — and all records resolve together).
+
+use std::path::Path;
+
+use tally_evidence::read::{self, Input};
+use tally_evidence::{CorrelationGraph, InferenceRecord, Origin, Resolver};
+
+/// The reader input for a command-line path (`-` is standard input).
+pub fn input(path: &Path) -> Input {
+    if path.as_os_str() == "-" {
+        Input::Stdin
+    } else {
+        Input::Path(path.to_path_buf())
+    }
+}
+
+/// Streams every record of one file, in file order, to `sink`.
+pub fn for_each_record(
+    path: &Path,
+    sink: impl FnMut(Origin, InferenceRecord) -> tally_evidence::Result<()>,
+) -> tally_evidence::Result<()> {
+    read::for_each_record(&input(path), sink)
+}
+
+/// Reads all files and resolves their records as one artifact.
+pub fn resolve_files(paths: &[impl AsRef<Path>]) -> tally_evidence::Result<CorrelationGraph> {
+    let mut resolver = Resolver::new();
+    for path in paths {
+        for_each_record(path.as_ref(), |origin, record| {
+            resolver.push(record, origin)
+        })?;
+    }
+    Ok(resolver.finish())
+}

@@ -1,0 +1,5 @@
+//! End-to-end tests of the `tally` binary: real processes, real files.
+
+mod conformance;
+mod support;
+mod trace_cli;
