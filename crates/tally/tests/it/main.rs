@@ -1,5 +1,7 @@
 //! End-to-end tests of the `tally` binary: real processes, real files.
 
+mod campaign_repo;
+mod campaign_safety;
 mod conformance;
 mod support;
 mod trace_cli;

@@ -10,7 +10,7 @@ use tally_config::{ConfigError, Settings, parse_settings};
 use tally_engine::{Engine, Observer, Providers, SystemClock};
 use tally_runner::{
     Attempt, CancelToken, Failure, Git, Outcome, SampleRequest, SampleRunner, WorktreeRunner,
-    default_worktree_root,
+    become_child_subreaper, default_worktree_root,
 };
 use tally_store::SqliteStore;
 
@@ -145,8 +145,11 @@ impl Workspace {
         Ok(())
     }
 
-    /// The real runner for a campaign: worktrees under the user's cache directory.
+    /// The real runner for a campaign: worktrees under the user's cache directory. Makes this
+    /// process a child subreaper first, so descendants that an evaluate command orphans are
+    /// re-parented to tally and reaped by its sweep (`docs/evaluate-protocol.md` §6).
     pub fn runner(&self, campaign: &str) -> anyhow::Result<WorktreeRunner> {
+        become_child_subreaper()?;
         let root = default_worktree_root(self.root(), campaign)?;
         Ok(WorktreeRunner::new(self.git.clone(), &root)?)
     }
