@@ -1,5 +1,6 @@
 //! End-to-end tests of the `tally` binary: real processes, real files.
 
+mod campaign_config;
 mod campaign_repo;
 mod campaign_safety;
 mod conformance;
