@@ -1,0 +1,175 @@
+//! The inference plugins on real campaigns (`campaign.md` §8.2, §8.3; issue 4): a +10%
+//! throughput change is kept, a +3% change that `bootstrap` alone keeps is `interesting` under
+//! `min_speedup` with the exact reason shape, and the latency table of `tally status --json` has
+//! the right rows, in the right order, rounded to two decimals.
+
+use serde_json::{Value, json};
+
+use crate::campaign_repo::{CampaignRepo, candidate, section, text, verdicts};
+
+const INFERENCE: &str = r#"
+name = "inference"
+evaluate = ["./evaluate.sh"]
+
+[[metrics]]
+name = "tok_s"
+direction = "higher"
+role = "primary"
+repeats = 3
+
+[[metrics]]
+name = "p50_ms"
+direction = "lower"
+role = "watch"
+
+[[metrics]]
+name = "p95_ms"
+direction = "lower"
+role = "watch"
+
+[plugins.verdict_rule]
+provider = "min_speedup"
+min_speedup = 0.05
+"#;
+
+/// A keep's reason against `bar`, capturing candidate mean, bar mean, delta and bound.
+const KEEP_REASON: &str = r"against candidate#(\d+): tok_s (\S+) vs (\S+) \(\+(\S+); 95% worst case \+(\S+) over 3 pairs\)";
+
+/// Runs the same two candidates under `rule`; returns the final status.
+fn judge_two_changes(rule: &str) -> Value {
+    let repo = CampaignRepo::new();
+    let config = INFERENCE.replace(
+        "provider = \"min_speedup\"\nmin_speedup = 0.05",
+        rule,
+    );
+    repo.start_campaign(&config, "tok_s=1000\nnoise=0.01\nseed=11\n");
+    // +10% over the baseline, then +3% over that; both quiet enough (±0.02%) that the paired
+    // means differ by 3.0% to one decimal.
+    repo.propose(&[
+        "tok_s=1100\nnoise=0.0002\nseed=12\n",
+        "tok_s=1133\nnoise=0.0002\nseed=13\n",
+    ]);
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    repo.status_json()
+}
+
+#[test]
+fn min_speedup_keeps_ten_percent_and_finds_three_percent_merely_interesting() {
+    let status = judge_two_changes("provider = \"min_speedup\"\nmin_speedup = 0.05");
+    assert_eq!(verdicts(&status), ["keep", "keep", "interesting"]);
+    assert_eq!(status["head"]["candidate"], 1);
+
+    let keep = regex::Regex::new(&format!("^{KEEP_REASON}$")).unwrap();
+    let ten = candidate(&status, 1)["reason"].as_str().unwrap();
+    let caps = keep.captures(ten).unwrap_or_else(|| panic!("{ten}"));
+    assert_eq!(&caps[1], "0");
+
+    let three = candidate(&status, 2)["reason"].as_str().unwrap();
+    let below =
+        regex::Regex::new(&format!("^{KEEP_REASON}; 3\\.0% is below min_speedup 5%$")).unwrap();
+    let caps = below.captures(three).unwrap_or_else(|| panic!("{three}"));
+    assert_eq!(&caps[1], "1");
+    let (cand, bar): (f64, f64) = (caps[2].parse().unwrap(), caps[3].parse().unwrap());
+    assert!((cand / bar - 1.03).abs() < 0.001, "{cand} vs {bar}");
+
+    // `bootstrap` alone, on the very same measurements, keeps it with that very reason.
+    let alone = judge_two_changes("provider = \"bootstrap\"");
+    assert_eq!(verdicts(&alone), ["keep", "keep", "keep"]);
+    assert_eq!(
+        format!("{}; 3.0% is below min_speedup 5%", candidate(&alone, 2)["reason"].as_str().unwrap()),
+        three
+    );
+    assert_eq!(candidate(&alone, 1)["reason"], candidate(&status, 1)["reason"]);
+}
+
+/// The short commit id the tables show.
+fn short(revision: &str) -> &str {
+    &revision[..7]
+}
+
+#[test]
+fn the_latency_table_lists_the_latest_measured_candidates_first() {
+    let repo = CampaignRepo::new();
+    repo.start_campaign(
+        INFERENCE,
+        "tok_s=1000\nnoise=0.01\np50_ms=20.004\np95_ms=40.126\n",
+    );
+    let mut revisions = repo.propose(&[
+        "tok_s=1100\nnoise=0.01\np50_ms=18.5\np95_ms=35.0\n",
+        "mode=crash\n",
+        "tok_s=900\nnoise=0.01\np50_ms=25.5551\np95_ms=60\n",
+        "tok_s=1000\nnoise=0.01\np50_ms=17.2\n",
+        "tok_s=1300\nnoise=0.01\np50_ms=15\np95_ms=30\n",
+    ]);
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // A last candidate, measured by hand and not judged yet.
+    revisions.extend(repo.propose(&["tok_s=1500\n"]));
+    std::fs::write(
+        repo.signals().join("report.json"),
+        json!({"metrics": {"tok_s": 1500, "p50_ms": 9.999, "p95_ms": 12.3456}, "seconds": 2.5, "error": null})
+            .to_string(),
+    )
+    .unwrap();
+    let report = repo.signals().join("report.json");
+    let out = repo.tally(&["measurement", "add", "6", "--report", report.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let status = repo.status_json();
+    assert_eq!(
+        verdicts(&status),
+        ["keep", "keep", "crash", "discard", "discard", "keep", "pending"]
+    );
+    let latency = section(&status, "latency").expect("a latency section");
+    assert_eq!(latency["title"], "Latency");
+    assert_eq!(latency["order"], 175);
+    let row = |i: usize, verdict: &str, p50: &str, p95: &str| {
+        json!([format!("#{} {}", i, short(&revisions[i - 1])), verdict, p50, p95])
+    };
+    assert_eq!(
+        latency["blocks"],
+        json!([{"table": {
+            "columns": ["candidate", "verdict", "p50_ms", "p95_ms"],
+            "rows": [
+                // Latest first; the crash has no successful measurement, so no row; five rows
+                // at most, so the baseline is left out.
+                row(6, "pending", "10.00", "12.35"),
+                row(5, "keep", "15.00", "30.00"),
+                row(4, "discard", "17.20", "—"),
+                row(3, "discard", "25.56", "60.00"),
+                row(1, "keep", "18.50", "35.00"),
+            ],
+        }}])
+    );
+    // Sections come in order: latency right after evaluations.
+    let providers: Vec<&str> = status["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["provider"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        providers,
+        ["headline", "goal", "evaluations", "latency", "candidates"]
+    );
+}
+
+#[test]
+fn the_latency_table_is_left_out_when_nothing_was_measured() {
+    let repo = CampaignRepo::new();
+    repo.write("tally.toml", INFERENCE);
+    repo.commit_bench("baseline", "mode=crash\n");
+    let out = repo.tally(&["init"]);
+    assert_eq!(out.status.code(), Some(1), "a failed baseline is a failure");
+    assert!(
+        text(&out.stderr).contains(
+            "\nerror: campaign `inference` is registered but its baseline failed: no successful measurement: the evaluate command exited with status 3; stderr ends with: bench: the model failed to load"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    let status = repo.status_json();
+    assert_eq!(verdicts(&status), ["crash"]);
+    assert!(section(&status, "latency").is_none(), "{:#}", status["sections"]);
+}
