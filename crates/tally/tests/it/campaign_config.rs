@@ -78,11 +78,17 @@ fn a_malformed_config_reports_every_problem_at_once() {
 #[test]
 fn a_toml_syntax_error_names_its_line_and_column() {
     let repo = CampaignRepo::new();
-    repo.write("tally.toml", "name = \"x\"\nevaluate = [\"./evaluate.sh\"\n");
+    repo.write(
+        "tally.toml",
+        "name = \"x\"\nevaluate = [\"./evaluate.sh\"\n",
+    );
     let out = repo.tally(&["status"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
-    let prefix = format!("error: {}/tally.toml: line 2, column ", repo.root().display());
+    let prefix = format!(
+        "error: {}/tally.toml: line 2, column ",
+        repo.root().display()
+    );
     assert!(stderr.starts_with(&prefix), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
@@ -128,7 +134,10 @@ fn init_with_the_inference_template_writes_three_files_and_asks_for_the_price() 
         stdout.starts_with("wrote tally.toml, evaluate.sh, brief.md.\n"),
         "{stdout}"
     );
-    assert!(stdout.contains("set usd_per_gpu_hour in tally.toml"), "{stdout}");
+    assert!(
+        stdout.contains("set usd_per_gpu_hour in tally.toml"),
+        "{stdout}"
+    );
     for file in ["tally.toml", "evaluate.sh", "brief.md"] {
         assert!(repo.root().join(file).is_file(), "{file}");
     }
@@ -161,7 +170,8 @@ fn init_with_the_inference_template_writes_three_files_and_asks_for_the_price() 
     let out = repo.tally(&["init", "--template", "inference"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(
-        text(&out.stdout).starts_with("wrote tally.toml (kept your existing evaluate.sh, brief.md)"),
+        text(&out.stdout)
+            .starts_with("wrote tally.toml (kept your existing evaluate.sh, brief.md)"),
         "{}",
         text(&out.stdout)
     );
@@ -177,7 +187,10 @@ fn init_refuses_an_uncommitted_config() {
     let repo = CampaignRepo::new();
     repo.write("tally.toml", ONE_METRIC);
     repo.commit_bench("baseline", "tok_s=1000\n");
-    repo.write("tally.toml", &ONE_METRIC.replace("repeats = 2", "repeats = 3"));
+    repo.write(
+        "tally.toml",
+        &ONE_METRIC.replace("repeats = 2", "repeats = 3"),
+    );
     let out = repo.tally(&["init"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
@@ -228,7 +241,11 @@ fn exit_codes_follow_the_documented_table() {
         assert!(out.stdout.is_empty(), "tally {args:?}");
     }
     // 0: success, including an idle run and help.
-    for args in [&["run", "--until-idle"][..], &["status"], &["run", "--help"]] {
+    for args in [
+        &["run", "--until-idle"][..],
+        &["status"],
+        &["run", "--help"],
+    ] {
         let out = repo.tally(args);
         assert_eq!(out.status.code(), Some(0), "tally {args:?}");
     }

@@ -69,7 +69,10 @@ fn hold_at_on_a_host_fact_holds_and_resumes_when_the_limit_is_raised() {
     // Asked again, it still holds and starts nothing.
     let out = repo.run_until_idle();
     assert_eq!(out.status.code(), Some(3));
-    assert_eq!(verdicts(&repo.status_json()), ["keep", "keep", "discard", "pending"]);
+    assert_eq!(
+        verdicts(&repo.status_json()),
+        ["keep", "keep", "discard", "pending"]
+    );
 
     // Raising the limit in tally.toml (no commit needed) lets the next run go on.
     repo.write("tally.toml", &HOLD_AT_RUNS.replace("runs = 2", "runs = 5"));
@@ -135,18 +138,29 @@ fn a_gpu_budget_holds_before_the_evaluation_that_would_cross_it() {
         stderr.contains(&format!("campaign `budget` is held: {reason}\n")),
         "{stderr}"
     );
-    let shape =
-        regex::Regex::new(r"^hold_at: gpu_usd (\d+\.\d\d) \+ (\d+\.\d\d) expected would reach 6\.5$")
-            .unwrap();
-    let caps = shape.captures(&reason).unwrap_or_else(|| panic!("{reason}"));
+    let shape = regex::Regex::new(
+        r"^hold_at: gpu_usd (\d+\.\d\d) \+ (\d+\.\d\d) expected would reach 6\.5$",
+    )
+    .unwrap();
+    let caps = shape
+        .captures(&reason)
+        .unwrap_or_else(|| panic!("{reason}"));
     let spent: f64 = caps[1].parse().unwrap();
     let expected: f64 = caps[2].parse().unwrap();
 
     // The money is the recorded seconds × 2 GPUs × $1800 / 3600 s, to the last bits.
     let seconds = recorded_seconds(&status);
     let facts = &status["facts"];
-    assert_close(facts["gpu_usd"].as_f64().unwrap(), seconds * 2.0 * 1800.0 / 3600.0, "gpu_usd");
-    assert_close(facts["gpu_hours"].as_f64().unwrap(), seconds * 2.0 / 3600.0, "gpu_hours");
+    assert_close(
+        facts["gpu_usd"].as_f64().unwrap(),
+        seconds * 2.0 * 1800.0 / 3600.0,
+        "gpu_usd",
+    );
+    assert_close(
+        facts["gpu_hours"].as_f64().unwrap(),
+        seconds * 2.0 / 3600.0,
+        "gpu_hours",
+    );
     // The reason shows those dollars, and the median of the three evaluations as the next one.
     let per_evaluation = evaluation_seconds(&status);
     assert_eq!(per_evaluation.len(), 3, "{per_evaluation:?}");
@@ -167,12 +181,19 @@ fn a_gpu_budget_holds_before_the_evaluation_that_would_cross_it() {
     );
 
     // Raising the budget in tally.toml lets the campaign go on.
-    repo.write("tally.toml", &BUDGET.replace("gpu_usd = 6.5", "gpu_usd = 100"));
+    repo.write(
+        "tally.toml",
+        &BUDGET.replace("gpu_usd = 6.5", "gpu_usd = 100"),
+    );
     let out = repo.run_until_idle();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let status = repo.status_json();
     assert_eq!(status["campaign"]["state"], "active");
     assert_eq!(verdicts(&status), ["keep", "keep", "keep", "keep"]);
     let seconds = recorded_seconds(&status);
-    assert_close(status["facts"]["gpu_usd"].as_f64().unwrap(), seconds, "gpu_usd");
+    assert_close(
+        status["facts"]["gpu_usd"].as_f64().unwrap(),
+        seconds,
+        "gpu_usd",
+    );
 }

@@ -38,10 +38,7 @@ const KEEP_REASON: &str = r"against candidate#(\d+): tok_s (\S+) vs (\S+) \(\+(\
 /// Runs the same two candidates under `rule`; returns the final status.
 fn judge_two_changes(rule: &str) -> Value {
     let repo = CampaignRepo::new();
-    let config = INFERENCE.replace(
-        "provider = \"min_speedup\"\nmin_speedup = 0.05",
-        rule,
-    );
+    let config = INFERENCE.replace("provider = \"min_speedup\"\nmin_speedup = 0.05", rule);
     repo.start_campaign(&config, "tok_s=1000\nnoise=0.01\nseed=11\n");
     // +10% over the baseline, then +3% over that; both quiet enough (±0.02%) that the paired
     // means differ by 3.0% to one decimal.
@@ -77,10 +74,16 @@ fn min_speedup_keeps_ten_percent_and_finds_three_percent_merely_interesting() {
     let alone = judge_two_changes("provider = \"bootstrap\"");
     assert_eq!(verdicts(&alone), ["keep", "keep", "keep"]);
     assert_eq!(
-        format!("{}; 3.0% is below min_speedup 5%", candidate(&alone, 2)["reason"].as_str().unwrap()),
+        format!(
+            "{}; 3.0% is below min_speedup 5%",
+            candidate(&alone, 2)["reason"].as_str().unwrap()
+        ),
         three
     );
-    assert_eq!(candidate(&alone, 1)["reason"], candidate(&status, 1)["reason"]);
+    assert_eq!(
+        candidate(&alone, 1)["reason"],
+        candidate(&status, 1)["reason"]
+    );
 }
 
 /// The short commit id the tables show.
@@ -113,19 +116,32 @@ fn the_latency_table_lists_the_latest_measured_candidates_first() {
     )
     .unwrap();
     let report = repo.signals().join("report.json");
-    let out = repo.tally(&["measurement", "add", "6", "--report", report.to_str().unwrap()]);
+    let out = repo.tally(&[
+        "measurement",
+        "add",
+        "6",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 
     let status = repo.status_json();
     assert_eq!(
         verdicts(&status),
-        ["keep", "keep", "crash", "discard", "discard", "keep", "pending"]
+        [
+            "keep", "keep", "crash", "discard", "discard", "keep", "pending"
+        ]
     );
     let latency = section(&status, "latency").expect("a latency section");
     assert_eq!(latency["title"], "Latency");
     assert_eq!(latency["order"], 175);
     let row = |i: usize, verdict: &str, p50: &str, p95: &str| {
-        json!([format!("#{} {}", i, short(&revisions[i - 1])), verdict, p50, p95])
+        json!([
+            format!("#{} {}", i, short(&revisions[i - 1])),
+            verdict,
+            p50,
+            p95
+        ])
     };
     assert_eq!(
         latency["blocks"],
@@ -171,5 +187,9 @@ fn the_latency_table_is_left_out_when_nothing_was_measured() {
     );
     let status = repo.status_json();
     assert_eq!(verdicts(&status), ["crash"]);
-    assert!(section(&status, "latency").is_none(), "{:#}", status["sections"]);
+    assert!(
+        section(&status, "latency").is_none(),
+        "{:#}",
+        status["sections"]
+    );
 }

@@ -198,12 +198,17 @@ impl CampaignRepo {
 
     /// `tally ARGS... -C <repo>`, not started, with this repository's environment.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_tally"));
         // `-C` belongs to each campaign subcommand, so it goes after the arguments.
+        let mut command = self.bare_command(args);
+        command.arg("-C").arg(&self.root);
+        command
+    }
+
+    /// `tally ARGS...` (no `-C`), not started, with this repository's environment.
+    pub fn bare_command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tally"));
         command
             .args(args)
-            .arg("-C")
-            .arg(&self.root)
             .env("XDG_CACHE_HOME", self.temp.path().join("cache"))
             .env("E2E_DIR", self.signals())
             .env_remove("TALLY_DATABASE_URL")

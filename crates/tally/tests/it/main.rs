@@ -1,10 +1,13 @@
 //! End-to-end tests of the `tally` binary: real processes, real files.
 
 mod campaign_config;
+mod campaign_demo;
 mod campaign_holds;
 mod campaign_inference;
 mod campaign_repo;
 mod campaign_safety;
+mod campaign_snapshots;
 mod conformance;
+mod snapshot_filters;
 mod support;
 mod trace_cli;
