@@ -1,5 +1,6 @@
 //! End-to-end tests of the `tally` binary: real processes, real files.
 
 mod conformance;
+mod reference;
 mod support;
 mod trace_cli;
