@@ -1,0 +1,7 @@
+//! The engine's integration tests: one binary, one module per promise of `campaign.md` that the
+//! engine keeps, each driving the real [`tally_engine::Engine`] over an in-memory store, a
+//! scripted runner and a fixed clock (see [`lab`]).
+
+mod lab;
+
+mod init_measures_and_keeps_the_baseline;
