@@ -5,3 +5,5 @@
 mod lab;
 
 mod init_measures_and_keeps_the_baseline;
+mod pairs_alternate_and_stop_at_the_first_failure;
+mod the_verdict_follows_the_bootstrap_rule;
