@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use tally_model::{
-    Campaign, CampaignState, CandidateId, Evaluation, EvaluationKind, EvaluationState, Verdict,
+    Campaign, CampaignState, CandidateId, Evaluation, EvaluationId, EvaluationKind,
+    EvaluationState, Verdict,
 };
 use tally_plugin::StopDecision;
 use tally_runner::{CancelToken, CommitId};
@@ -288,15 +289,28 @@ impl Engine<'_> {
         campaign: &Campaign,
         rule_failed: &BTreeSet<CandidateId>,
     ) -> Result<Option<Work>> {
-        // A changed evaluator re-measures the head before anything is judged.
+        // A changed evaluator re-measures the head before anything is judged — once: a head
+        // that failed in an evaluation that ran to its end under this evaluator is not measured
+        // again and again (its bar samples, or verdict step 3, say what happened).
         if let Some(head) = campaign.head {
+            let abandoned: BTreeSet<EvaluationId> = self
+                .store
+                .list_evaluations(campaign.id)?
+                .into_iter()
+                .filter(|e| e.state == EvaluationState::Abandoned)
+                .map(|e| e.id)
+                .collect();
             let measured = self
                 .store
                 .measurements_of_candidate(campaign.id, head)?
                 .iter()
                 .any(|m| {
-                    counts(m, &self.evaluator)
-                        && m.metrics.contains_key(&self.settings.primary().name)
+                    let tried = m.evaluator == self.evaluator
+                        && m.is_full_benchmark()
+                        && m.evaluation.is_some_and(|e| !abandoned.contains(&e));
+                    tried
+                        || (counts(m, &self.evaluator)
+                            && m.metrics.contains_key(&self.settings.primary().name))
                 });
             let queued = self
                 .store

@@ -10,3 +10,4 @@ mod the_verdict_follows_the_bootstrap_rule;
 mod a_moved_head_is_judged_against_again;
 mod confirm_re_measures_a_keep;
 mod hand_set_verdicts_are_never_overwritten;
+mod a_changed_evaluator_re_measures_the_head;
