@@ -268,18 +268,25 @@ impl Engine<'_> {
                     "{}: an earlier tally run ended during its evaluation; evaluating it again",
                     evaluation.candidate
                 ));
-                if evaluation.kind != EvaluationKind::Judge {
-                    // Baseline, confirm and remeasure jobs are queued again as they were.
-                    self.store.queue_evaluation(&NewEvaluation {
-                        campaign: campaign.id,
-                        candidate: evaluation.candidate,
-                        bar: evaluation.bar,
-                        kind: evaluation.kind,
-                        repeats: evaluation.repeats,
-                        queued: self.clock.now(),
-                    })?;
-                }
+                self.queue_again(campaign, &evaluation)?;
             }
+        }
+        Ok(())
+    }
+
+    /// An evaluation that did not run to its end (killed, or Ctrl-C) is queued again as it
+    /// was — baseline, confirm and remeasure jobs; a judge job needs nothing, its candidate is
+    /// still pending and is evaluated again.
+    fn queue_again(&self, campaign: &Campaign, evaluation: &Evaluation) -> Result<()> {
+        if evaluation.kind != EvaluationKind::Judge {
+            self.store.queue_evaluation(&NewEvaluation {
+                campaign: campaign.id,
+                candidate: evaluation.candidate,
+                bar: evaluation.bar,
+                kind: evaluation.kind,
+                repeats: evaluation.repeats,
+                queued: self.clock.now(),
+            })?;
         }
         Ok(())
     }
@@ -378,6 +385,8 @@ impl Engine<'_> {
         rule_failed: &mut BTreeSet<CandidateId>,
     ) -> Result<EvaluationEnd> {
         if self.run_evaluation(campaign, evaluation, cancel)? == EvaluationEnd::Interrupted {
+            // Ctrl-C re-queues the work (§3.4), as a killed run's is by `recover`.
+            self.queue_again(campaign, evaluation)?;
             return Ok(EvaluationEnd::Interrupted);
         }
         let campaign = self.campaign()?;

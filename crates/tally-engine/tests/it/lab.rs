@@ -9,17 +9,18 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tally_config::{Settings, parse_settings};
-use tally_engine::{Engine, FixedClock, InitOutcome, Observer, Providers, RunEnd};
+use tally_engine::{Clock, Engine, FixedClock, InitOutcome, Observer, Providers, RunEnd};
 use tally_model::{
-    Campaign, CampaignState, Candidate, CandidateId, Evaluation, Measurement, Verdict,
+    Actor, Campaign, CampaignState, Candidate, CandidateId, Evaluation, EvidenceRef, Measurement,
+    Side as MeasurementSide, UnitValues, UnixMillis, Verdict,
 };
 use tally_plugin::Registry;
 use tally_runner::{CancelToken, CommitId, SampleRequest, ScriptedAttempt, ScriptedRunner, Side};
-use tally_store::{SqliteStore, Store};
+use tally_store::{NewMeasurement, SqliteStore, Store};
 
 /// When every lab campaign starts: 2023-11-14T22:13:20Z.
 pub const START_MS: i64 = 1_700_000_000_000;
@@ -160,7 +161,7 @@ impl Lab {
         let runner = ScriptedRunner::from_fn(move |request: &SampleRequest, attempt| {
             let rev = rev_number(&request.revision);
             let nth = {
-                let mut counts = counts.lock().unwrap();
+                let mut counts = counts.lock().unwrap_or_else(PoisonError::into_inner);
                 let n = counts.entry((rev, request.side.as_str())).or_insert(0);
                 *n += 1;
                 *n - 1
@@ -172,7 +173,7 @@ impl Lab {
                 attempt,
                 nth,
             };
-            (shared.lock().unwrap())(ask)
+            (shared.lock().unwrap_or_else(PoisonError::into_inner))(ask)
         });
         Self {
             store: Arc::new(SqliteStore::open_in_memory().expect("in-memory store")),
@@ -189,7 +190,7 @@ impl Lab {
 
     /// Answers every attempt from now on with `respond`.
     pub fn respond(&self, respond: impl FnMut(Ask) -> ScriptedAttempt + Send + 'static) {
-        *self.responder.lock().unwrap() = Box::new(respond);
+        *self.responder.lock().unwrap_or_else(PoisonError::into_inner) = Box::new(respond);
     }
 
     /// Answers every attempt with a successful `METRIC score=<value(rev, side, sample)>`.
@@ -318,6 +319,40 @@ impl Lab {
     /// Forgets nothing, but returns the served words from position `from` on.
     pub fn order_since(&self, from: usize) -> Vec<String> {
         self.order().split_off(from)
+    }
+
+    /// The lab clock's now.
+    pub fn clock_now(&self) -> UnixMillis {
+        self.clock.now()
+    }
+
+    /// A successful, unpaired, one-second candidate-side sample of candidate `n` printing
+    /// `score=<value>` under the current evaluator, outside any evaluation (set `evaluation`).
+    pub fn sample_of(&self, n: u32, value: f64) -> NewMeasurement {
+        let now = self.clock_now();
+        NewMeasurement {
+            campaign: self.campaign().id,
+            candidate: id(n),
+            evaluation: None,
+            side: MeasurementSide::Candidate,
+            sample: 0,
+            attempt: 1,
+            retry_of: None,
+            pair: None,
+            evaluator: self.engine().evaluator().to_string(),
+            rung: None,
+            duration_ns: Some(1_000_000_000),
+            metrics: [("score".to_string(), value)].into(),
+            error: None,
+            started: now,
+            ended: now,
+            stdout_log: None,
+            stderr_log: None,
+            evidence: EvidenceRef::default(),
+            config: None,
+            recorded_by: Actor::Loop,
+            units: UnitValues::new(),
+        }
     }
 
     /// The notes the engine gave.
