@@ -73,7 +73,11 @@ fn a_watch_metric_or_the_timeout_is_not_a_new_evaluator() {
     assert_eq!(lab.engine().evaluator(), old);
     lab.add(&[1]);
     lab.run();
-    assert_eq!(lab.order(), ["C0.0", "C1.0"], "the head is not measured again");
+    assert_eq!(
+        lab.order(),
+        ["C0.0", "C1.0"],
+        "the head is not measured again"
+    );
 }
 
 #[test]

@@ -28,7 +28,10 @@ fn head_moves_during_candidate_one(two: f64) -> Lab {
                 head: HeadUpdate::Set(Some(id(2))),
             };
             let outcome = store.set_verdict(campaign, id(2), &write).unwrap();
-            assert!(matches!(outcome, tally_store::VerdictWriteOutcome::Applied(_)));
+            assert!(matches!(
+                outcome,
+                tally_store::VerdictWriteOutcome::Applied(_)
+            ));
         }
         score(match ask.rev {
             0 => 100.0,
@@ -49,8 +52,7 @@ fn a_would_be_keep_is_judged_again_against_the_new_head() {
             // Candidate 1 against the old head: a keep that cannot overtake.
             "C1.0", "B0.0", "B0.1", "C1.1", "C1.2", "B0.2",
             // The new head has no score: measured first.
-            "C2.0", "C2.1", "C2.2",
-            // Candidate 1 judged again against the new head.
+            "C2.0", "C2.1", "C2.2", // Candidate 1 judged again against the new head.
             "C1.0", "B2.0", "B2.1", "C1.1", "C1.2", "B2.2",
         ]
     );
@@ -65,11 +67,13 @@ fn a_would_be_keep_is_judged_again_against_the_new_head() {
     );
     assert_eq!(lab.candidate(1).judged_against, Some(id(2)));
     assert_eq!(lab.head(), Some(id(2)));
-    assert!(lab.notes().contains(
-        &"candidate#1: the head moved to candidate#2 while it was measured; judging it again \
+    assert!(
+        lab.notes().contains(
+            &"candidate#1: the head moved to candidate#2 while it was measured; judging it again \
           against the new head"
-            .to_string()
-    ));
+                .to_string()
+        )
+    );
     let kinds: Vec<_> = lab.evaluations().iter().map(|e| (e.kind, e.bar)).collect();
     assert_eq!(
         kinds,

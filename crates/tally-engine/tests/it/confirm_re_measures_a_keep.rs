@@ -51,7 +51,13 @@ fn a_confirmed_keep_becomes_the_head() {
 fn a_keep_that_does_not_confirm_is_interesting_and_the_head_stays() {
     let lab = Lab::new(&config(3, CONFIRM));
     // Candidate 1 is 10% better in its first three samples only.
-    lab.respond(|ask| crate::lab::score(if ask.rev == 1 && ask.nth < 3 { 110.0 } else { 100.0 }));
+    lab.respond(|ask| {
+        crate::lab::score(if ask.rev == 1 && ask.nth < 3 {
+            110.0
+        } else {
+            100.0
+        })
+    });
     lab.init();
     lab.add(&[1]);
     lab.run();

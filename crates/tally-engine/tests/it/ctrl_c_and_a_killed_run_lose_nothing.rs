@@ -35,7 +35,10 @@ fn ctrl_c_records_the_sample_as_interrupted_and_a_later_run_finishes_the_candida
         (0, _, _) => score(100.0),
         _ => score(110.0),
     });
-    assert_eq!(lab.engine().run(true, &cancel).unwrap(), RunEnd::Interrupted);
+    assert_eq!(
+        lab.engine().run(true, &cancel).unwrap(),
+        RunEnd::Interrupted
+    );
     assert_eq!(lab.order_since(3), ["C1.0", "B0.0", "B0.1"]);
     let interrupted = lab.measurements().pop().unwrap();
     assert_eq!(
@@ -86,7 +89,10 @@ fn a_re_measurement_interrupted_by_ctrl_c_is_queued_again() {
         }
         score(110.0)
     });
-    assert_eq!(lab.engine().run(true, &cancel).unwrap(), RunEnd::Interrupted);
+    assert_eq!(
+        lab.engine().run(true, &cancel).unwrap(),
+        RunEnd::Interrupted
+    );
     assert_eq!(lab.order_since(served), ["C2.0", "B1.0"]);
 
     lab.values(|rev, _, _| [100.0, 110.0, 105.0][rev as usize]);
@@ -98,13 +104,30 @@ fn a_re_measurement_interrupted_by_ctrl_c_is_queued_again() {
     );
     let last = lab.evaluations().pop().unwrap();
     assert_eq!(
-        (last.kind, last.candidate, last.bar, last.repeats, last.state),
+        (
+            last.kind,
+            last.candidate,
+            last.bar,
+            last.repeats,
+            last.state
+        ),
         (
             EvaluationKind::Remeasure,
             id(2),
             Some(id(1)),
             2,
             EvaluationState::Finished
+        )
+    );
+    // Judged again on every pair against the head: 3 from its judge job, 2 from the re-measure
+    // (the sample before Ctrl-C completed no pair).
+    assert_eq!(
+        lab.verdict(2),
+        (
+            Verdict::Discard,
+            "against candidate#1: score 105.0 vs 110.0 (-5.000; 95% worst case -5.000 over 5 \
+             pairs)"
+                .into()
         )
     );
 }
@@ -114,7 +137,10 @@ fn a_cancelled_token_starts_nothing() {
     let lab = lab(&config(3, ""));
     let cancel = CancelToken::new();
     cancel.cancel();
-    assert_eq!(lab.engine().run(true, &cancel).unwrap(), RunEnd::Interrupted);
+    assert_eq!(
+        lab.engine().run(true, &cancel).unwrap(),
+        RunEnd::Interrupted
+    );
     assert_eq!(lab.served().len(), 3);
     assert_eq!(lab.evaluations().len(), 1);
 }
@@ -160,10 +186,12 @@ fn a_running_evaluation_left_by_a_killed_run_is_abandoned_and_evaluated_again_on
         (EvaluationKind::Judge, EvaluationState::Finished)
     );
     assert_eq!(lab.measurements().len(), 3 + 1 + 6);
-    assert!(lab.notes().contains(
-        &"candidate#1: an earlier tally run ended during its evaluation; evaluating it again"
-            .to_string()
-    ));
+    assert!(
+        lab.notes().contains(
+            &"candidate#1: an earlier tally run ended during its evaluation; evaluating it again"
+                .to_string()
+        )
+    );
     let judged: Vec<_> = lab
         .observer
         .judged
@@ -174,6 +202,13 @@ fn a_running_evaluation_left_by_a_killed_run_is_abandoned_and_evaluated_again_on
         .map(|(_, v, _)| *v)
         .collect();
     assert_eq!(judged, [Verdict::Keep]);
+    // The left-over sample completed no pair: it enters the candidate's mean, not the pairs.
+    assert_eq!(
+        lab.verdict(1).1,
+        "against candidate#0: score 110.0 vs 100.0 (+10.00; 95% worst case +10.00 over 3 pairs)"
+    );
+    let status = lab.engine().status(tally_plugin::Surface::Status).unwrap();
+    assert_eq!(status.data.candidates[1].metrics["score"], 112.5);
     // Nothing left to do.
     assert_eq!(lab.run(), RunEnd::Idle);
     assert_eq!(lab.served().len(), 3 + 6);
@@ -224,4 +259,37 @@ fn a_confirmation_killed_in_flight_is_queued_again_as_a_confirmation() {
         )
     );
     assert_eq!(lab.head(), Some(id(1)));
+}
+
+#[test]
+fn without_until_idle_the_run_picks_up_new_candidates_until_ctrl_c() {
+    let lab = Lab::new(&config(3, ""));
+    lab.values(|rev, _, _| if rev == 0 { 100.0 } else { 110.0 });
+    lab.init();
+    let cancel = CancelToken::new();
+    let ctrl_c = cancel.clone();
+    let store = std::sync::Arc::clone(&lab.store);
+    let campaign = lab.campaign().id;
+    let proposer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let new = tally_store::NewCandidate {
+            revision: crate::lab::rev(1),
+            proposed_by: "agent".into(),
+            note: None,
+            created: tally_model::UnixMillis(crate::lab::START_MS),
+        };
+        store.add_candidates(campaign, &[new]).unwrap();
+        // Ctrl-C once the run has judged it.
+        while store.candidate(campaign, id(1)).unwrap().unwrap().verdict == Verdict::Pending {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        ctrl_c.cancel();
+    });
+    assert_eq!(
+        lab.engine().run(false, &cancel).unwrap(),
+        RunEnd::Interrupted
+    );
+    proposer.join().unwrap();
+    assert_eq!(lab.order_since(3), PAIRS);
+    assert_eq!(lab.verdict(1).0, Verdict::Keep);
 }

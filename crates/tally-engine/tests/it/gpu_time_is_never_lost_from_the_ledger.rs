@@ -28,11 +28,21 @@ fn a_sample_killed_from_outside_is_retried_once_and_both_attempts_are_recorded()
     let ms = lab.measurements();
     let (first, retry) = (&ms[1], &ms[2]);
     assert_eq!(
-        (first.candidate, first.attempt, first.error.as_deref(), first.retry_of),
+        (
+            first.candidate,
+            first.attempt,
+            first.error.as_deref(),
+            first.retry_of
+        ),
         (id(1), 1, Some(SIGTERM), None)
     );
     assert_eq!(
-        (retry.candidate, retry.attempt, retry.error.as_deref(), retry.retry_of),
+        (
+            retry.candidate,
+            retry.attempt,
+            retry.error.as_deref(),
+            retry.retry_of
+        ),
         (id(1), 2, None, Some(first.id))
     );
     assert_eq!(first.evaluation, retry.evaluation);

@@ -47,7 +47,12 @@ fn more_measurements_and_a_remeasure_leave_a_hand_set_verdict_alone() {
     lab.run();
     assert_eq!(lab.verdict(1).0, Verdict::Keep);
     lab.engine()
-        .set_verdict_by_hand(id(1), Verdict::Discard, "regresses on long prompts", "alice")
+        .set_verdict_by_hand(
+            id(1),
+            Verdict::Discard,
+            "regresses on long prompts",
+            "alice",
+        )
         .unwrap();
     assert_eq!(lab.head(), Some(id(0)), "discarding the head moved it back");
 
@@ -65,10 +70,7 @@ fn more_measurements_and_a_remeasure_leave_a_hand_set_verdict_alone() {
     lab.engine().remeasure(id(1), Some(2)).unwrap();
     lab.run();
     // The re-measurement ran (2 pairs against the head) and changed nothing.
-    assert_eq!(
-        lab.order_since(served),
-        ["C1.0", "B0.0", "B0.1", "C1.1"]
-    );
+    assert_eq!(lab.order_since(served), ["C1.0", "B0.0", "B0.1", "C1.1"]);
     assert_eq!(lab.verdict(1), expected);
     assert_eq!(
         lab.candidate(1).verdict_set_by,

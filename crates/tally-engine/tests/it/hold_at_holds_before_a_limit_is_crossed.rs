@@ -35,6 +35,15 @@ fn a_host_fact_at_its_limit_holds_and_is_asked_again_before_each_evaluation() {
     let reason = "hold_at: runs 1.00 reached 1";
     assert_eq!(lab.run(), RunEnd::Held(reason.into()));
     assert_eq!(lab.state(), (CampaignState::Held, Some(reason.into())));
+    let status = lab.engine().status(Surface::Status).unwrap();
+    let headline = status.sections[0].result.clone().unwrap().unwrap();
+    let tally_plugin::Block::Figures(figures) = &headline.blocks[0] else {
+        panic!("the headline starts with figures");
+    };
+    assert_eq!(
+        (figures[0].label.as_str(), figures[0].value.as_str()),
+        ("state", "held: hold_at: runs 1.00 reached 1")
+    );
     let served = lab.served().len();
     assert_eq!(served, 3 + 6);
 
@@ -59,14 +68,20 @@ fn holds_are_checked_before_stops() {
         &stop_rule("max_runs = 1\nhold_at = { runs = 1 }"),
     ));
     lab.add(&[1, 2]);
-    assert_eq!(lab.run(), RunEnd::Held("hold_at: runs 1.00 reached 1".into()));
+    assert_eq!(
+        lab.run(),
+        RunEnd::Held("hold_at: runs 1.00 reached 1".into())
+    );
 }
 
 #[test]
 fn with_reserve_a_gpu_budget_holds_before_the_evaluation_that_would_cross_it() {
     let text = config(
         3,
-        &format!("{}{DOLLAR_A_SECOND}", stop_rule("hold_at = { gpu_usd = 12 }")),
+        &format!(
+            "{}{DOLLAR_A_SECOND}",
+            stop_rule("hold_at = { gpu_usd = 12 }")
+        ),
     );
     let lab = lab(&text);
     lab.add(&[1, 2, 3]);

@@ -20,7 +20,10 @@ fn the_baseline_is_measured_unpaired_kept_and_becomes_the_head() {
     );
     assert_eq!(lab.order(), ["C0.0", "C0.1", "C0.2"]);
     assert_eq!(lab.head(), Some(id(0)));
-    assert_eq!(lab.verdict(0), (Verdict::Keep, "baseline: score 101.0".into()));
+    assert_eq!(
+        lab.verdict(0),
+        (Verdict::Keep, "baseline: score 101.0".into())
+    );
     let baseline = lab.candidate(0);
     assert_eq!(baseline.parent, None);
     assert_eq!(baseline.judged_against, None);
@@ -65,7 +68,10 @@ fn a_failing_baseline_is_a_crash_and_init_again_measures_it_again() {
         }
     );
     assert_eq!(lab.order(), ["C0.0", "C0.0", "C0.1", "C0.2"]);
-    assert_eq!(lab.verdict(0), (Verdict::Keep, "baseline: score 90.00".into()));
+    assert_eq!(
+        lab.verdict(0),
+        (Verdict::Keep, "baseline: score 90.00".into())
+    );
     assert_eq!(lab.head(), Some(id(0)));
     assert_eq!(lab.evaluations().len(), 2);
 }
@@ -111,4 +117,43 @@ fn init_again_on_a_registered_campaign_reports_what_changed_and_measures_nothing
     );
     assert_eq!(lab.served().len(), 2);
     assert_eq!(lab.candidate(0).verdict, Verdict::Keep);
+}
+
+#[test]
+fn after_a_crashed_baseline_the_first_measured_candidate_is_kept_as_the_head() {
+    let lab = Lab::new(&config(3, ""));
+    lab.respond(|ask| match ask.rev {
+        0 => ScriptedAttempt::ends(Outcome::Exited(1), ""),
+        _ => score(120.0),
+    });
+    assert!(matches!(lab.init(), InitOutcome::BaselineFailed(_)));
+    lab.add(&[1]);
+    lab.run();
+    // No head, no bar: measured unpaired, and kept by verdict step 3.
+    assert_eq!(lab.order(), ["C0.0", "C1.0", "C1.1", "C1.2"]);
+    assert_eq!(
+        lab.verdict(1),
+        (
+            Verdict::Keep,
+            "candidate#0 has no score under the current evaluator".into()
+        )
+    );
+    assert_eq!(lab.head(), Some(id(1)));
+    assert_eq!(lab.candidate(1).judged_against, None);
+}
+
+#[test]
+fn the_campaign_repeats_are_the_largest_among_the_judging_metrics() {
+    let lab = Lab::new(&config(
+        2,
+        "[[metrics]]\nname = \"mem_gb\"\ndirection = \"lower\"\nrole = \"guardrail\"\n\
+         repeats = 4\n\
+         [[metrics]]\nname = \"p50_ms\"\ndirection = \"lower\"\nrepeats = 9\n",
+    ));
+    lab.respond(|_| crate::lab::metrics(&[("score", 100.0), ("mem_gb", 20.0)]));
+    lab.init();
+    // The guardrail's 4, not the primary's 2 nor the watch metric's 9; a missing watch metric
+    // does not fail a sample.
+    assert_eq!(lab.order(), ["C0.0", "C0.1", "C0.2", "C0.3"]);
+    assert_eq!(lab.verdict(0).0, Verdict::Keep);
 }

@@ -190,7 +190,10 @@ impl Lab {
 
     /// Answers every attempt from now on with `respond`.
     pub fn respond(&self, respond: impl FnMut(Ask) -> ScriptedAttempt + Send + 'static) {
-        *self.responder.lock().unwrap_or_else(PoisonError::into_inner) = Box::new(respond);
+        *self
+            .responder
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Box::new(respond);
     }
 
     /// Answers every attempt with a successful `METRIC score=<value(rev, side, sample)>`.
@@ -264,7 +267,9 @@ impl Lab {
 
     /// One candidate.
     pub fn candidate(&self, n: u32) -> Candidate {
-        self.engine().candidate(id(n)).expect("the candidate exists")
+        self.engine()
+            .candidate(id(n))
+            .expect("the candidate exists")
     }
 
     /// A candidate's verdict and reason.

@@ -48,7 +48,11 @@ fn samples_alternate_c_b_b_c_c_b_and_pairs_are_linked_both_ways() {
         assert_eq!(partner.pair, Some(m.id), "the link goes both ways");
         assert_eq!(partner.sample, m.sample, "partners share their index");
         assert_ne!(partner.side, m.side);
-        let expected = if m.side == Side::Candidate { id(1) } else { id(0) };
+        let expected = if m.side == Side::Candidate {
+            id(1)
+        } else {
+            id(0)
+        };
         assert_eq!(m.candidate, expected, "a bar sample belongs to the bar");
     }
     assert_eq!(

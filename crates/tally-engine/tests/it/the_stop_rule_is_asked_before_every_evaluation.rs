@@ -8,7 +8,10 @@ use tally_model::{CampaignState, Verdict};
 use crate::lab::{Lab, config};
 
 fn limits(params: &str) -> String {
-    config(3, &format!("[plugins.stop_rule]\nprovider = \"limits\"\n{params}\n"))
+    config(
+        3,
+        &format!("[plugins.stop_rule]\nprovider = \"limits\"\n{params}\n"),
+    )
 }
 
 /// A lab with the baseline kept; revision `n` scores `score(n)` on every sample.
@@ -48,13 +51,19 @@ fn target_on_a_lower_is_better_primary_compares_the_other_way() {
     let text = limits("target = 90").replace("direction = \"higher\"", "direction = \"lower\"");
     let lab = lab(&text, |rev| 100.0 - 10.0 * f64::from(rev));
     lab.add(&[1, 2]);
-    assert_eq!(lab.run(), RunEnd::Stopped("target: score 90.00 ≤ 90".into()));
+    assert_eq!(
+        lab.run(),
+        RunEnd::Stopped("target: score 90.00 ≤ 90".into())
+    );
     assert_eq!(pending(&lab), [2]);
 }
 
 #[test]
 fn max_runs_counts_judged_candidates_without_the_baseline() {
-    let lab = lab(&limits("max_runs = 2"), |rev| if rev == 0 { 100.0 } else { 95.0 });
+    let lab = lab(
+        &limits("max_runs = 2"),
+        |rev| if rev == 0 { 100.0 } else { 95.0 },
+    );
     lab.add(&[1, 2, 3]);
     assert_eq!(lab.run(), RunEnd::Stopped("max_runs: 2 runs".into()));
     assert_eq!(pending(&lab), [3]);
@@ -63,7 +72,9 @@ fn max_runs_counts_judged_candidates_without_the_baseline() {
 
 #[test]
 fn max_hours_counts_from_the_first_evaluation() {
-    let lab = lab(&limits("max_hours = 1"), |rev| if rev == 0 { 100.0 } else { 95.0 });
+    let lab = lab(&limits("max_hours = 1"), |rev| {
+        if rev == 0 { 100.0 } else { 95.0 }
+    });
     lab.add(&[1]);
     lab.clock.advance(3_599_000);
     assert_eq!(lab.run(), RunEnd::Idle, "59 min 59 s: go");
@@ -101,7 +112,10 @@ fn plateau_counts_judged_candidates_since_the_last_keep() {
 
 #[test]
 fn a_stopped_campaign_starts_nothing_until_resumed_or_its_stop_table_changes() {
-    let mut lab = lab(&limits("max_runs = 1"), |rev| if rev == 0 { 100.0 } else { 95.0 });
+    let mut lab = lab(
+        &limits("max_runs = 1"),
+        |rev| if rev == 0 { 100.0 } else { 95.0 },
+    );
     lab.add(&[1, 2, 3]);
     let stopped = RunEnd::Stopped("max_runs: 1 runs".into());
     assert_eq!(lab.run(), stopped);
@@ -113,7 +127,10 @@ fn a_stopped_campaign_starts_nothing_until_resumed_or_its_stop_table_changes() {
 
     // Resumed: active again, and the rule is asked again before the next evaluation.
     let resumed = lab.engine().resume().unwrap();
-    assert_eq!((resumed.state, resumed.reason), (CampaignState::Active, None));
+    assert_eq!(
+        (resumed.state, resumed.reason),
+        (CampaignState::Active, None)
+    );
     assert_eq!(lab.run(), stopped);
     assert_eq!(lab.served().len(), served);
 
