@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use tally_model::{
-    Campaign, CampaignState, CandidateId, Evaluation, EvaluationKind, EvaluationState, Verdict,
+    Campaign, CampaignState, CandidateId, Evaluation, EvaluationId, EvaluationKind,
+    EvaluationState, Verdict,
 };
 use tally_plugin::StopDecision;
 use tally_runner::{CancelToken, CommitId};
@@ -267,18 +268,25 @@ impl Engine<'_> {
                     "{}: an earlier tally run ended during its evaluation; evaluating it again",
                     evaluation.candidate
                 ));
-                if evaluation.kind != EvaluationKind::Judge {
-                    // Baseline, confirm and remeasure jobs are queued again as they were.
-                    self.store.queue_evaluation(&NewEvaluation {
-                        campaign: campaign.id,
-                        candidate: evaluation.candidate,
-                        bar: evaluation.bar,
-                        kind: evaluation.kind,
-                        repeats: evaluation.repeats,
-                        queued: self.clock.now(),
-                    })?;
-                }
+                self.queue_again(campaign, &evaluation)?;
             }
+        }
+        Ok(())
+    }
+
+    /// An evaluation that did not run to its end (killed, or Ctrl-C) is queued again as it
+    /// was — baseline, confirm and remeasure jobs; a judge job needs nothing, its candidate is
+    /// still pending and is evaluated again.
+    fn queue_again(&self, campaign: &Campaign, evaluation: &Evaluation) -> Result<()> {
+        if evaluation.kind != EvaluationKind::Judge {
+            self.store.queue_evaluation(&NewEvaluation {
+                campaign: campaign.id,
+                candidate: evaluation.candidate,
+                bar: evaluation.bar,
+                kind: evaluation.kind,
+                repeats: evaluation.repeats,
+                queued: self.clock.now(),
+            })?;
         }
         Ok(())
     }
@@ -288,15 +296,28 @@ impl Engine<'_> {
         campaign: &Campaign,
         rule_failed: &BTreeSet<CandidateId>,
     ) -> Result<Option<Work>> {
-        // A changed evaluator re-measures the head before anything is judged.
+        // A changed evaluator re-measures the head before anything is judged — once: a head
+        // that failed in an evaluation that ran to its end under this evaluator is not measured
+        // again and again (its bar samples, or verdict step 3, say what happened).
         if let Some(head) = campaign.head {
+            let abandoned: BTreeSet<EvaluationId> = self
+                .store
+                .list_evaluations(campaign.id)?
+                .into_iter()
+                .filter(|e| e.state == EvaluationState::Abandoned)
+                .map(|e| e.id)
+                .collect();
             let measured = self
                 .store
                 .measurements_of_candidate(campaign.id, head)?
                 .iter()
                 .any(|m| {
-                    counts(m, &self.evaluator)
-                        && m.metrics.contains_key(&self.settings.primary().name)
+                    let tried = m.evaluator == self.evaluator
+                        && m.is_full_benchmark()
+                        && m.evaluation.is_some_and(|e| !abandoned.contains(&e));
+                    tried
+                        || (counts(m, &self.evaluator)
+                            && m.metrics.contains_key(&self.settings.primary().name))
                 });
             let queued = self
                 .store
@@ -364,6 +385,8 @@ impl Engine<'_> {
         rule_failed: &mut BTreeSet<CandidateId>,
     ) -> Result<EvaluationEnd> {
         if self.run_evaluation(campaign, evaluation, cancel)? == EvaluationEnd::Interrupted {
+            // Ctrl-C re-queues the work (§3.4), as a killed run's is by `recover`.
+            self.queue_again(campaign, evaluation)?;
             return Ok(EvaluationEnd::Interrupted);
         }
         let campaign = self.campaign()?;

@@ -8,6 +8,7 @@ mod campaign_repo;
 mod campaign_safety;
 mod campaign_snapshots;
 mod conformance;
+mod reference;
 mod snapshot_filters;
 mod support;
 mod trace_cli;

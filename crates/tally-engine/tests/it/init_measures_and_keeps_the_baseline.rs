@@ -1,0 +1,159 @@
+//! `tally init` (`campaign.md` §11): the baseline is measured with the campaign's repeats of
+//! unpaired samples, kept and made the head; a failing baseline is a `crash` that init measures
+//! again; init on a registered campaign reports what changed.
+
+use tally_engine::InitOutcome;
+use tally_model::{CampaignState, EvaluationKind, EvaluationState, Side, Verdict};
+use tally_runner::{Outcome, ScriptedAttempt};
+
+use crate::lab::{Lab, config, id, score};
+
+#[test]
+fn the_baseline_is_measured_unpaired_kept_and_becomes_the_head() {
+    let lab = Lab::new(&config(3, ""));
+    lab.values(|_, _, sample| 100.0 + f64::from(sample));
+    assert_eq!(
+        lab.init(),
+        InitOutcome::Registered {
+            primary: Some(101.0)
+        }
+    );
+    assert_eq!(lab.order(), ["C0.0", "C0.1", "C0.2"]);
+    assert_eq!(lab.head(), Some(id(0)));
+    assert_eq!(
+        lab.verdict(0),
+        (Verdict::Keep, "baseline: score 101.0".into())
+    );
+    let baseline = lab.candidate(0);
+    assert_eq!(baseline.parent, None);
+    assert_eq!(baseline.judged_against, None);
+    assert_eq!(baseline.note.as_deref(), Some("baseline"));
+    let measurements = lab.measurements();
+    assert_eq!(measurements.len(), 3);
+    assert!(
+        measurements
+            .iter()
+            .all(|m| m.side == Side::Candidate && m.pair.is_none() && m.error.is_none())
+    );
+    let evaluations = lab.evaluations();
+    assert_eq!(evaluations.len(), 1);
+    assert_eq!(evaluations[0].kind, EvaluationKind::Baseline);
+    assert_eq!(evaluations[0].bar, None);
+    assert_eq!(evaluations[0].repeats, 3);
+    assert_eq!(evaluations[0].state, EvaluationState::Finished);
+    assert_eq!(lab.state(), (CampaignState::Active, None));
+}
+
+#[test]
+fn a_failing_baseline_is_a_crash_and_init_again_measures_it_again() {
+    let lab = Lab::new(&config(3, ""));
+    lab.respond(|_| {
+        ScriptedAttempt::ends(Outcome::Exited(2), "METRIC score=5\n").with_stderr("no GPU\n")
+    });
+    let why = "no successful measurement: the evaluate command exited with status 2; \
+               stderr ends with: no GPU";
+    assert_eq!(lab.init(), InitOutcome::BaselineFailed(why.into()));
+    // The sequence stops at the first failure.
+    assert_eq!(lab.order(), ["C0.0"]);
+    assert_eq!(lab.verdict(0), (Verdict::Crash, why.into()));
+    assert_eq!(lab.head(), None);
+    // The printed metric is kept with the failure, but never enters a mean.
+    assert_eq!(lab.measurements()[0].metrics["score"], 5.0);
+
+    lab.respond(|_| score(90.0));
+    assert_eq!(
+        lab.init(),
+        InitOutcome::Registered {
+            primary: Some(90.0)
+        }
+    );
+    assert_eq!(lab.order(), ["C0.0", "C0.0", "C0.1", "C0.2"]);
+    assert_eq!(
+        lab.verdict(0),
+        (Verdict::Keep, "baseline: score 90.00".into())
+    );
+    assert_eq!(lab.head(), Some(id(0)));
+    assert_eq!(lab.evaluations().len(), 2);
+}
+
+#[test]
+fn init_again_on_a_registered_campaign_reports_what_changed_and_measures_nothing() {
+    let mut lab = Lab::new(&config(2, ""));
+    lab.init();
+    assert_eq!(
+        lab.init(),
+        InitOutcome::AlreadyRegistered { changes: vec![] }
+    );
+    assert_eq!(lab.served().len(), 2);
+
+    // A watch metric changes the text but not the evaluator.
+    lab.reconfigure(&config(
+        2,
+        "[[metrics]]\nname = \"p50_ms\"\ndirection = \"lower\"\n",
+    ));
+    assert_eq!(
+        lab.init(),
+        InitOutcome::AlreadyRegistered {
+            changes: vec!["tally.toml changed since it was registered".into()]
+        }
+    );
+
+    // Another evaluate command is another evaluator.
+    let before = lab.engine().evaluator().to_string();
+    lab.reconfigure(&config(2, "").replace("./evaluate.sh", "./bench.sh"));
+    let after = lab.engine().evaluator().to_string();
+    assert_ne!(before, after);
+    assert_eq!(
+        lab.init(),
+        InitOutcome::AlreadyRegistered {
+            changes: vec![
+                format!(
+                    "the evaluator changed ({before} → {after}): the head will be measured \
+                     again before anything is judged"
+                ),
+                "tally.toml changed since it was registered".into(),
+            ]
+        }
+    );
+    assert_eq!(lab.served().len(), 2);
+    assert_eq!(lab.candidate(0).verdict, Verdict::Keep);
+}
+
+#[test]
+fn after_a_crashed_baseline_the_first_measured_candidate_is_kept_as_the_head() {
+    let lab = Lab::new(&config(3, ""));
+    lab.respond(|ask| match ask.rev {
+        0 => ScriptedAttempt::ends(Outcome::Exited(1), ""),
+        _ => score(120.0),
+    });
+    assert!(matches!(lab.init(), InitOutcome::BaselineFailed(_)));
+    lab.add(&[1]);
+    lab.run();
+    // No head, no bar: measured unpaired, and kept by verdict step 3.
+    assert_eq!(lab.order(), ["C0.0", "C1.0", "C1.1", "C1.2"]);
+    assert_eq!(
+        lab.verdict(1),
+        (
+            Verdict::Keep,
+            "candidate#0 has no score under the current evaluator".into()
+        )
+    );
+    assert_eq!(lab.head(), Some(id(1)));
+    assert_eq!(lab.candidate(1).judged_against, None);
+}
+
+#[test]
+fn the_campaign_repeats_are_the_largest_among_the_judging_metrics() {
+    let lab = Lab::new(&config(
+        2,
+        "[[metrics]]\nname = \"mem_gb\"\ndirection = \"lower\"\nrole = \"guardrail\"\n\
+         repeats = 4\n\
+         [[metrics]]\nname = \"p50_ms\"\ndirection = \"lower\"\nrepeats = 9\n",
+    ));
+    lab.respond(|_| crate::lab::metrics(&[("score", 100.0), ("mem_gb", 20.0)]));
+    lab.init();
+    // The guardrail's 4, not the primary's 2 nor the watch metric's 9; a missing watch metric
+    // does not fail a sample.
+    assert_eq!(lab.order(), ["C0.0", "C0.1", "C0.2", "C0.3"]);
+    assert_eq!(lab.verdict(0).0, Verdict::Keep);
+}
