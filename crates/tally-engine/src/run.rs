@@ -4,7 +4,7 @@
 //! the head. Also `init`'s baseline.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tally_model::{
     Campaign, CampaignState, CandidateId, Evaluation, EvaluationId, EvaluationKind,
@@ -63,6 +63,11 @@ enum Work {
 
 /// How long `run` without `--until-idle` waits before looking for new candidates again.
 const POLL: Duration = Duration::from_millis(500);
+
+/// How often a waiting `tally run` asks the stop rule while nothing is queued (a time limit
+/// can end the campaign while it waits); fact sources may be external programs, so not at
+/// every poll.
+const IDLE_STOP_CHECK: Duration = Duration::from_secs(30);
 
 impl Engine<'_> {
     /// `tally init` once `tally.toml` exists: registers the campaign and measures the baseline
@@ -187,29 +192,42 @@ impl Engine<'_> {
         }
         // Candidates whose verdict rule failed in this run are not retried until the next run.
         let mut rule_failed: BTreeSet<CandidateId> = BTreeSet::new();
+        // When the stop rule was last asked while nothing was queued.
+        let mut idle_check: Option<Instant> = None;
         loop {
             if cancel.is_cancelled() {
                 return Ok(RunEnd::Interrupted);
             }
             let campaign = self.campaign()?;
             let work = match self.next_work(&campaign, &rule_failed)? {
-                Some(work) => work,
+                Some(work) => {
+                    idle_check = None;
+                    work
+                }
                 None if until_idle => return Ok(RunEnd::Idle),
                 None => {
+                    // Nothing to evaluate and waiting for candidates: a stop limit that the work
+                    // just done (or the clock) reached ends the campaign now, or `tally run`
+                    // would wait for ever for candidates it must not start (§6, §11). Holds
+                    // wait for the next evaluation.
+                    if idle_check.is_none_or(|at| at.elapsed() >= IDLE_STOP_CHECK) {
+                        idle_check = Some(Instant::now());
+                        if let StopDecision::Stop(reason) = self.stop_decision(&campaign)? {
+                            self.store.set_campaign_state(
+                                campaign.id,
+                                CampaignState::Stopped,
+                                Some(&reason),
+                                self.clock.now(),
+                            )?;
+                            return Ok(RunEnd::Stopped(reason));
+                        }
+                    }
                     std::thread::sleep(POLL);
                     continue;
                 }
             };
             // The stop rule, before every evaluation.
-            let data = view::campaign_data(
-                &self.store.snapshot(campaign.id)?,
-                self.settings,
-                &self.evaluator,
-            );
-            let now_s = self.clock.now().0 as f64 / 1000.0;
-            let decision = facts::check_stop(self.providers, &data, now_s, false)
-                .unwrap_or_else(|e| StopDecision::Hold(format!("the stop rule failed: {e}")));
-            match decision {
+            match self.stop_decision(&campaign)? {
                 StopDecision::Hold(reason) => {
                     self.store.set_campaign_state(
                         campaign.id,
@@ -251,6 +269,18 @@ impl Engine<'_> {
                 return Ok(RunEnd::Interrupted);
             }
         }
+    }
+
+    /// The stop rule's answer now (a rule that fails holds).
+    fn stop_decision(&self, campaign: &Campaign) -> Result<StopDecision> {
+        let data = view::campaign_data(
+            &self.store.snapshot(campaign.id)?,
+            self.settings,
+            &self.evaluator,
+        );
+        let now_s = self.clock.now().0 as f64 / 1000.0;
+        Ok(facts::check_stop(self.providers, &data, now_s, false)
+            .unwrap_or_else(|e| StopDecision::Hold(format!("the stop rule failed: {e}"))))
     }
 
     /// Evaluations a killed `tally run` left `running` are abandoned; their candidates stay

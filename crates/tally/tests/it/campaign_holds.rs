@@ -1,7 +1,8 @@
-//! Holding a campaign (`campaign.md` §6, §8.1; issues 3 and 4): `hold_at` on a host fact holds
-//! `tally run` (exit 3, the reason on stderr) and lets it go on once the limit is raised in
-//! `tally.toml`; a GPU budget holds *before* the evaluation that would cross it, and the money in
-//! `tally status --json` is exactly the recorded seconds converted.
+//! Holding and stopping a campaign (`campaign.md` §6, §8.1, §11; issues 3 and 4): `hold_at` on
+//! a host fact holds `tally run` (exit 3, the reason on stderr) and lets it go on once the limit
+//! is raised in `tally.toml`; a GPU budget holds *before* the evaluation that would cross it, and
+//! the money in `tally status --json` is exactly the recorded seconds converted; a `tally run`
+//! waiting for candidates returns once a stop limit is reached.
 
 use serde_json::Value;
 
@@ -196,4 +197,53 @@ fn a_gpu_budget_holds_before_the_evaluation_that_would_cross_it() {
         seconds,
         "gpu_usd",
     );
+}
+
+/// Waits for `child` at most `limit`; kills it and fails past that.
+fn wait_at_most(child: &mut std::process::Child, limit: std::time::Duration) -> Option<i32> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if std::time::Instant::now() >= deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("tally run still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_waiting_run_picks_up_new_candidates_and_returns_when_the_campaign_stops() {
+    let repo = CampaignRepo::new();
+    let config = HOLD_AT_RUNS
+        .replace("name = \"holds\"", "name = \"stops\"")
+        .replace("hold_at = { runs = 2 }", "max_runs = 2");
+    repo.start_campaign(&config, "tok_s=1000\nnoise=0.01\n");
+    repo.propose(&["tok_s=1100\nnoise=0.01\n"]);
+    let mut run = repo
+        .command(&["run"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Once the first candidate is judged, a second one arrives while `tally run` waits.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while verdicts(&repo.status_json()) != ["keep", "keep"] {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "candidate#1 never judged"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    repo.propose(&["tok_s=1000\nnoise=0.01\n"]);
+    // Judging it reaches max_runs: the campaign stops and `tally run` returns 0.
+    let code = wait_at_most(&mut run, std::time::Duration::from_secs(60));
+    assert_eq!(code, Some(0));
+    let status = repo.status_json();
+    assert_eq!(verdicts(&status), ["keep", "keep", "discard"]);
+    assert_eq!(status["campaign"]["state"], "stopped");
+    assert_eq!(status["campaign"]["reason"], "max_runs: 2 runs");
 }
