@@ -10,7 +10,8 @@
 //! `tok_s` with relative `noise` drawn from `seed`, `TALLY_SIDE`, `TALLY_SAMPLE` and `tok_s`
 //! itself (so every verdict is deterministic), `p50_ms`/`p95_ms` exactly as written, after
 //! `sleep` seconds. `mode=hang|crash|bad_units` misbehave on purpose; `stall_at=<side>-<sample>`
-//! makes that sample wait for `$E2E_DIR/release` (once, after creating `$E2E_DIR/stalled`).
+//! makes that sample wait for `$E2E_DIR/release` (once, after creating `$E2E_DIR/stalled`);
+//! `term_at=<side>-<sample>` makes it die of SIGTERM (once, creating `$E2E_DIR/termed`).
 //!
 //! Deliberately absent: assertions about tally's behaviour (the test modules make them).
 
@@ -45,12 +46,17 @@ bad_units)
     echo "METRIC tok_s=6"
     exit 0 ;;
 esac
+pause=$(conf sleep)
+[ -z "$pause" ] || sleep "$pause"
+if [ "$TALLY_SIDE-$TALLY_SAMPLE" = "$(conf term_at)" ] && [ ! -e "$E2E_DIR/termed" ]; then
+    # As if an operator or a scheduler killed the benchmark (this shell is the group leader).
+    : > "$E2E_DIR/termed"
+    kill -TERM $$
+fi
 if [ "$TALLY_SIDE-$TALLY_SAMPLE" = "$(conf stall_at)" ] && [ ! -e "$E2E_DIR/stalled" ]; then
     : > "$E2E_DIR/stalled"
     while [ ! -e "$E2E_DIR/release" ]; do sleep 0.05; done
 fi
-pause=$(conf sleep)
-[ -z "$pause" ] || sleep "$pause"
 exec awk -v side="$TALLY_SIDE" -v sample="$TALLY_SAMPLE" -v seed="$(conf seed)" \
     -v tok="$(conf tok_s)" -v noise="$(conf noise)" -v p50="$(conf p50_ms)" -v p95="$(conf p95_ms)" '
 BEGIN {

@@ -7,7 +7,7 @@
 //! [`crate::campaign_repo`]; a stalled sample (`stall_at`) gives the test a moment where `tally
 //! run` is certainly in the middle of an evaluation.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::process::{Child, Stdio};
 
 use nix::sys::signal::{Signal, kill};
@@ -67,18 +67,22 @@ fn own_samples(status: &Value, id: u64) -> Vec<Value> {
         .collect()
 }
 
-/// Every measurement is listed once, no evaluation has more samples on a side than its
-/// repeats, and pair links are mutual and join a candidate sample to a bar sample of the same
-/// evaluation.
-fn assert_measurements_consistent(status: &Value, repeats: usize) {
+/// Every measurement is listed once, no sample of an evaluation is recorded twice (the same
+/// side, index and attempt), and pair links are mutual and join a candidate sample to a bar
+/// sample of the same evaluation.
+fn assert_measurements_consistent(status: &Value) {
     let all = measurements(status);
     let ids: BTreeSet<u64> = all.iter().map(|(_, m)| m["id"].as_u64().unwrap()).collect();
     assert_eq!(ids.len(), all.len(), "a measurement is listed twice");
-    let mut per_side: BTreeMap<(u64, String), usize> = BTreeMap::new();
+    let mut samples = BTreeSet::new();
     for (_, m) in &all {
-        let evaluation = m["evaluation"].as_u64().expect("measured by the loop");
-        let side = m["side"].as_str().unwrap().to_string();
-        *per_side.entry((evaluation, side)).or_default() += 1;
+        let key = (
+            m["evaluation"].as_u64().expect("measured by the loop"),
+            m["side"].as_str().unwrap().to_string(),
+            m["sample"].as_u64().expect("a sample index"),
+            m["attempt"].as_u64().unwrap(),
+        );
+        assert!(samples.insert(key.clone()), "recorded twice: {key:?}");
         let Some(partner) = m["pair"].as_u64() else {
             continue;
         };
@@ -91,13 +95,11 @@ fn assert_measurements_consistent(status: &Value, repeats: usize) {
             other["evaluation"], m["evaluation"],
             "a pair is one evaluation's"
         );
+        assert_eq!(other["sample"], m["sample"], "a pair is one sample index's");
         assert_ne!(
             other["side"], m["side"],
             "a pair joins a candidate and a bar sample"
         );
-    }
-    for (key, count) in per_side {
-        assert!(count <= repeats, "{count} samples for {key:?}");
     }
 }
 
@@ -162,16 +164,16 @@ fn kill_9_during_an_evaluation_loses_nothing_and_duplicates_nothing() {
     let out = repo.run_until_idle();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    // The stalled benchmark (a shell and, at times, its `sleep`) and its checkout.
+    // The stalled benchmark (its shell, and the `sleep` of the moment) and its checkout.
     let cleaned = regex::Regex::new(
-        r"(?m)^removed 1 checkout\(s\) and stopped [12] process\(es\) left by an earlier tally run$",
+        r"(?m)^removed 1 checkout\(s\) and stopped [1-9]\d* process\(es\) left by an earlier tally run$",
     )
     .unwrap();
     assert!(cleaned.is_match(&stderr), "{stderr}");
 
     let status = repo.status_json();
     assert_eq!(verdicts(&status), ["keep", "keep", "keep", "discard"]);
-    assert_measurements_consistent(&status, 3);
+    assert_measurements_consistent(&status);
     // Each candidate was judged once on one complete evaluation of three pairs; the pair the
     // killed run had finished still counts, nothing else of it was added twice.
     let evaluations = |id: u64| -> BTreeSet<u64> {
@@ -273,4 +275,58 @@ fn a_second_run_is_refused_while_one_works() {
     let out = first.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(verdicts(&repo.status_json()), ["keep", "keep"]);
+}
+
+#[test]
+fn a_sample_killed_from_outside_is_retried_once_and_both_attempts_are_kept() {
+    let repo = CampaignRepo::new();
+    let config = format!(
+        "{PAIRED}\n[[plugins.fact_source]]\nprovider = \"gpu_hours\"\nusd_per_gpu_hour = 3600\n"
+    );
+    repo.start_campaign(&config, "tok_s=1000\nnoise=0.01\n");
+    repo.propose(&["tok_s=1100\nnoise=0.01\nterm_at=candidate-1\nsleep=0.2\n"]);
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let status = repo.status_json();
+    assert_eq!(verdicts(&status), ["keep", "keep"]);
+    assert_measurements_consistent(&status);
+    let samples = own_samples(&status, 1);
+    let summary: Vec<(u64, u64, bool)> = samples
+        .iter()
+        .map(|m| {
+            (
+                m["sample"].as_u64().unwrap(),
+                m["attempt"].as_u64().unwrap(),
+                m["error"].is_null(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [(0, 1, true), (1, 1, false), (1, 2, true), (2, 1, true)]
+    );
+    assert_eq!(
+        samples[1]["error"],
+        "the evaluate command was killed by signal 15 (SIGTERM), not sent by tally"
+    );
+    // The retry is paired, the failed attempt is not, and the verdict counts three pairs.
+    assert!(samples[1]["pair"].is_null());
+    assert!(samples[2]["pair"].is_u64());
+    let reason = candidate(&status, 1)["reason"].as_str().unwrap();
+    assert!(reason.ends_with("over 3 pairs)"), "{reason}");
+    // The killed attempt's GPU time is in the ledger ($1 per second).
+    assert!(samples[1]["seconds"].as_f64().unwrap() >= 0.2);
+    let seconds: f64 = measurements(&status)
+        .iter()
+        .map(|(_, m)| m["seconds"].as_f64().unwrap())
+        .sum();
+    let usd = status["facts"]["gpu_usd"].as_f64().unwrap();
+    assert!(
+        (usd - seconds).abs() <= 1e-9 * seconds,
+        "{usd} vs {seconds}"
+    );
+
+    let show = text(&repo.tally(&["candidate", "show", "1"]).stdout);
+    assert!(show.contains(" candidate sample 1 (attempt 2) "), "{show}");
 }

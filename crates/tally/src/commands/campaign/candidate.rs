@@ -53,6 +53,7 @@ fn show(args: &CandidateShowArgs) -> anyhow::Result<Status> {
     let id = candidate_id(&args.id)?;
     let candidate = engine.candidate(id)?;
     let data = engine.data()?;
+    let samples = super::status::sample_indexes(&engine.snapshot()?);
     let view = data
         .candidates
         .iter()
@@ -74,7 +75,16 @@ fn show(args: &CandidateShowArgs) -> anyhow::Result<Status> {
             "proposed_by": candidate.proposed_by,
             "note": candidate.note,
             "metrics": view.as_ref().map(|v| v.metrics.clone()).unwrap_or_default(),
-            "measurements": measurements,
+            "measurements": measurements
+                .iter()
+                .map(|m| {
+                    let mut value = serde_json::to_value(m).unwrap_or_default();
+                    if let Some(object) = value.as_object_mut() {
+                        object.insert("sample".into(), samples.get(&m.id).copied().into());
+                    }
+                    value
+                })
+                .collect::<Vec<_>>(),
         });
         printer::out_line(&serde_json::to_string_pretty(&value)?)?;
         return Ok(Status::Success);
@@ -110,16 +120,17 @@ fn show(args: &CandidateShowArgs) -> anyhow::Result<Status> {
             .map(|(k, v)| format!("{k}={}", tally_stats::format_sig4(*v)))
             .collect();
         text.push_str(&format!(
-            "    #{} {} sample{} {:.2}s {}{}\n",
+            "    #{} {} sample {}{} {:.2}s {}{}\n",
             m.id,
             m.side,
-            m.attempt
-                .checked_sub(1)
-                .map_or(String::new(), |a| if a > 0 {
-                    format!(" (attempt {})", a + 1)
-                } else {
-                    String::new()
-                }),
+            samples
+                .get(&m.id)
+                .map_or_else(|| "?".to_string(), ToString::to_string),
+            if m.attempt > 1 {
+                format!(" (attempt {})", m.attempt)
+            } else {
+                String::new()
+            },
             m.seconds.unwrap_or(0.0),
             metrics.join(" "),
             m.error

@@ -2,6 +2,8 @@
 //! campaign, head, facts, every candidate with its measurements, and the sections
 //! (`campaign.md` §11).
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 use tally_plugin::Surface;
 
@@ -21,7 +23,8 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<Status> {
     let report = engine.status(Surface::Status)?;
     let sections = super::sections::outputs(&report);
     if args.json {
-        printer::out_line(&status_json(&report, &sections).to_string())?;
+        let samples = sample_indexes(&engine.snapshot()?);
+        printer::out_line(&status_json(&report, &sections, &samples).to_string())?;
         return Ok(Status::Success);
     }
     let campaign = &report.data.campaign;
@@ -44,10 +47,20 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<Status> {
     Ok(Status::Success)
 }
 
-/// The JSON object of `tally status --json`.
+/// Each measurement's sample index on its side (the provider view leaves it out).
+pub fn sample_indexes(snapshot: &tally_store::CampaignSnapshot) -> BTreeMap<u64, u32> {
+    snapshot
+        .measurements
+        .iter()
+        .map(|m| (m.id.0, m.sample))
+        .collect()
+}
+
+/// The JSON object of `tally status --json`; `samples` gives each measurement's sample index.
 pub fn status_json(
     report: &tally_engine::StatusReport,
     sections: &[tally_report::SectionOutput],
+    samples: &BTreeMap<u64, u32>,
 ) -> Value {
     let data = &report.data;
     let head = data.campaign.head.and_then(|h| {
@@ -56,7 +69,7 @@ pub fn status_json(
             .find(|c| c.id == h)
             .map(|c| json!({"candidate": c.id, "revision": c.revision}))
     });
-    let mut by_candidate: std::collections::BTreeMap<u64, Vec<Value>> = Default::default();
+    let mut by_candidate: BTreeMap<u64, Vec<Value>> = BTreeMap::new();
     for m in &data.measurements {
         by_candidate.entry(m.candidate).or_default().push(json!({
             "id": m.id,
@@ -65,6 +78,7 @@ pub fn status_json(
             "pair": m.pair,
             "evaluator": m.evaluator,
             "side": m.side,
+            "sample": samples.get(&m.id),
             "evaluation": m.evaluation,
             "attempt": m.attempt,
             "rung": m.rung,
