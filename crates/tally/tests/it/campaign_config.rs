@@ -252,3 +252,36 @@ fn exit_codes_follow_the_documented_table() {
     assert_eq!(verdicts(&repo.status_json()), ["keep"]);
     // 3 (held) and 130 (Ctrl-C) are exercised by the hold and safety tests.
 }
+
+#[test]
+fn init_again_reports_what_changed_without_asking_for_a_commit() {
+    let repo = CampaignRepo::new();
+    repo.start_campaign(ONE_METRIC, "tok_s=1000\nnoise=0.01\np50_ms=10\n");
+    let out = repo.tally(&["init"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stdout),
+        "campaign `inputs` is registered and tally.toml is valid; nothing changed\n"
+    );
+    // A new guardrail, not committed yet: init compares, it does not refuse.
+    repo.write(
+        "tally.toml",
+        &format!(
+            "{ONE_METRIC}\n[[metrics]]\nname = \"p50_ms\"\ndirection = \"lower\"\nrole = \"guardrail\"\nmargin = 1\n"
+        ),
+    );
+    let out = repo.tally(&["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let changed = regex::Regex::new(
+        "^campaign `inputs` is registered; what changed:
+  - the evaluator changed \\(ev-[0-9a-f]{16} → ev-[0-9a-f]{16}\\): the head will be measured again before anything is judged
+  - tally.toml changed since it was registered
+$",
+    )
+    .unwrap();
+    assert!(
+        changed.is_match(&text(&out.stdout)),
+        "{}",
+        text(&out.stdout)
+    );
+}

@@ -23,7 +23,7 @@ provider = "limits"
 hold_at = { runs = 2 }
 "#;
 
-/// Every sample sleeps half a second; two GPUs at $1800 per GPU-hour make a second of
+/// One sample per evaluation, a second each; two GPUs at $1800 per GPU-hour make a second of
 /// evaluation cost exactly one dollar.
 const BUDGET: &str = r#"
 name = "budget"
@@ -33,11 +33,11 @@ evaluate = ["./evaluate.sh"]
 name = "tok_s"
 direction = "higher"
 role = "primary"
-repeats = 2
+deterministic = true
 
 [plugins.stop_rule]
 provider = "limits"
-hold_at = { gpu_usd = 6.5 }
+hold_at = { gpu_usd = 3.5 }
 
 [[plugins.fact_source]]
 provider = "gpu_hours"
@@ -118,36 +118,30 @@ fn assert_close(actual: f64, expected: f64, what: &str) {
 #[test]
 fn a_gpu_budget_holds_before_the_evaluation_that_would_cross_it() {
     let repo = CampaignRepo::new();
-    repo.start_campaign(BUDGET, "tok_s=1000\nnoise=0.01\nsleep=0.5\n");
+    repo.start_campaign(BUDGET, "tok_s=1000\nnoise=0\nsleep=1\n");
     repo.propose(&[
-        "tok_s=1100\nnoise=0.01\nsleep=0.5\n",
-        "tok_s=1210\nnoise=0.01\nsleep=0.5\n",
-        "tok_s=1331\nnoise=0.01\nsleep=0.5\n",
+        "tok_s=1100\nnoise=0\nsleep=1\n",
+        "tok_s=1200\nnoise=0\nsleep=1\n",
+        "tok_s=1300\nnoise=0\nsleep=1\n",
+        "tok_s=1400\nnoise=0\nsleep=1\n",
     ]);
 
-    // The baseline cost ~$1 (2 samples), each paired evaluation ~$2 (4 samples). Before the
-    // third candidate ~$5 are spent and ~$2 expected: that would reach $6.50, so it holds there
-    // although the budget is not spent yet.
+    // Each evaluation costs a little over $1. After the baseline and two candidates ~$3 are
+    // spent, below the $3.50 budget, but the next evaluation is expected to cost ~$1 more: it
+    // holds there. (On a slow machine it may hold one candidate earlier; what must hold is
+    // checked below from the recorded seconds, whatever the timing.)
     let out = repo.run_until_idle();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     let status = repo.status_json();
     assert_eq!(status["campaign"]["state"], "held");
-    assert_eq!(verdicts(&status), ["keep", "keep", "keep", "pending"]);
     let reason = status["campaign"]["reason"].as_str().unwrap().to_string();
     assert!(
         stderr.contains(&format!("campaign `budget` is held: {reason}\n")),
         "{stderr}"
     );
-    let shape = regex::Regex::new(
-        r"^hold_at: gpu_usd (\d+\.\d\d) \+ (\d+\.\d\d) expected would reach 6\.5$",
-    )
-    .unwrap();
-    let caps = shape
-        .captures(&reason)
-        .unwrap_or_else(|| panic!("{reason}"));
-    let spent: f64 = caps[1].parse().unwrap();
-    let expected: f64 = caps[2].parse().unwrap();
+    let judged = verdicts(&status).iter().filter(|v| *v == "keep").count();
+    assert!((2..=3).contains(&judged), "{:?}", verdicts(&status));
 
     // The money is the recorded seconds × 2 GPUs × $1800 / 3600 s, to the last bits.
     let seconds = recorded_seconds(&status);
@@ -162,35 +156,60 @@ fn a_gpu_budget_holds_before_the_evaluation_that_would_cross_it() {
         seconds * 2.0 / 3600.0,
         "gpu_hours",
     );
-    // The reason shows those dollars, and the median of the three evaluations as the next one.
+
+    // Every evaluation that ran was expected to stay within the budget when it started: the
+    // dollars spent before it plus the median of the (at most five) evaluations before it.
     let per_evaluation = evaluation_seconds(&status);
-    assert_eq!(per_evaluation.len(), 3, "{per_evaluation:?}");
-    let mut sorted = per_evaluation.clone();
-    sorted.sort_by(f64::total_cmp);
-    assert_eq!(format!("{spent:.2}"), format!("{seconds:.2}"));
-    assert_eq!(format!("{expected:.2}"), format!("{:.2}", sorted[1]));
-    assert!(seconds < 6.5, "held before the budget was spent: {seconds}");
-    assert!(seconds + sorted[1] >= 6.5);
-    // Every sample slept at least half a second, so every figure is at least the nominal one.
-    assert!(seconds >= 5.0, "{seconds}");
+    assert_eq!(
+        per_evaluation.len(),
+        judged,
+        "the baseline and each judged candidate"
+    );
+    let expected_after = |done: &[f64]| {
+        let mut last: Vec<f64> = done[done.len().saturating_sub(5)..].to_vec();
+        last.sort_by(f64::total_cmp);
+        let mid = last.len() / 2;
+        if last.len() % 2 == 1 {
+            last[mid]
+        } else {
+            (last[mid - 1] + last[mid]) / 2.0
+        }
+    };
+    for k in 1..per_evaluation.len() {
+        let spent: f64 = per_evaluation[..k].iter().sum();
+        assert!(
+            spent + expected_after(&per_evaluation[..k]) < 3.5,
+            "{per_evaluation:?}"
+        );
+    }
+    // And it held before the next one, which would have reached it, with the spec's reason.
+    let expected = expected_after(&per_evaluation);
+    assert!(
+        seconds < 3.5 && seconds + expected >= 3.5,
+        "{per_evaluation:?}"
+    );
+    assert_eq!(
+        reason,
+        format!("hold_at: gpu_usd {seconds:.2} + {expected:.2} expected would reach 3.5")
+    );
 
     // status shows the hold and the money.
     let goal = section(&status, "goal").expect("goal section").to_string();
     assert!(
-        goal.contains(&format!("${:.2}/$6.50", facts["gpu_usd"].as_f64().unwrap())),
+        goal.contains(&format!("${:.2}/$3.50", facts["gpu_usd"].as_f64().unwrap())),
         "{goal}"
     );
 
     // Raising the budget in tally.toml lets the campaign go on.
     repo.write(
         "tally.toml",
-        &BUDGET.replace("gpu_usd = 6.5", "gpu_usd = 100"),
+        &BUDGET.replace("gpu_usd = 3.5", "gpu_usd = 100"),
     );
     let out = repo.run_until_idle();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let status = repo.status_json();
     assert_eq!(status["campaign"]["state"], "active");
-    assert_eq!(verdicts(&status), ["keep", "keep", "keep", "keep"]);
+    assert_eq!(verdicts(&status), ["keep"; 5]);
     let seconds = recorded_seconds(&status);
     assert_close(
         status["facts"]["gpu_usd"].as_f64().unwrap(),

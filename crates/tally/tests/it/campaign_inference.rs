@@ -1,7 +1,8 @@
 //! The inference plugins on real campaigns (`campaign.md` §8.2, §8.3; issue 4): a +10%
 //! throughput change is kept, a +3% change that `bootstrap` alone keeps is `interesting` under
 //! `min_speedup` with the exact reason shape, and the latency table of `tally status --json` has
-//! the right rows, in the right order, rounded to two decimals.
+//! the right rows, in the right order, rounded to two decimals; `tally demo`, which uses them,
+//! keeps its large speed-up and neither its regression nor its crash.
 
 use serde_json::{Value, json};
 
@@ -192,4 +193,46 @@ fn the_latency_table_is_left_out_when_nothing_was_measured() {
         "{:#}",
         status["sections"]
     );
+}
+
+/// `tally demo` (issue 3): a whole campaign on a real CPU workload, with these plugins. Timings
+/// on a shared machine vary, so only what cannot flake is asserted: the large speed-up
+/// (candidate#1) is kept, the crash (candidate#4) is a crash, the regression (candidate#3) is
+/// not kept.
+#[test]
+fn the_demo_keeps_the_speed_up_and_not_the_regression_or_the_crash() {
+    let sandbox = CampaignRepo::new();
+    let dir = sandbox.signals().join("demo");
+    let dir_arg = dir.to_str().unwrap();
+    let out = sandbox
+        .bare_command(&["demo", "--dir", dir_arg])
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.starts_with(&format!("demo repository: {dir_arg}\n")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\ndemo finished in "), "{stdout}");
+
+    let status = sandbox
+        .bare_command(&["status", "--json", "-C", dir_arg])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(0), "{}", text(&status.stderr));
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(candidate(&status, 0)["verdict"], "keep", "the baseline");
+    let demo = format!("{stdout}{}", text(&out.stderr));
+    assert_eq!(candidate(&status, 1)["verdict"], "keep", "{demo}");
+    assert_eq!(candidate(&status, 4)["verdict"], "crash", "{demo}");
+    assert_ne!(candidate(&status, 3)["verdict"], "keep", "{demo}");
+    assert!(
+        status["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["verdict"] != "pending")
+    );
+    assert!(sandbox.leftover_checkouts().is_empty());
 }

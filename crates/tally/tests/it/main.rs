@@ -1,7 +1,6 @@
 //! End-to-end tests of the `tally` binary: real processes, real files.
 
 mod campaign_config;
-mod campaign_demo;
 mod campaign_holds;
 mod campaign_inference;
 mod campaign_repo;
@@ -9,6 +8,5 @@ mod campaign_safety;
 mod campaign_snapshots;
 mod conformance;
 mod reference;
-mod snapshot_filters;
 mod support;
 mod trace_cli;

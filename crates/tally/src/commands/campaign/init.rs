@@ -8,7 +8,9 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use tally_engine::InitOutcome;
 
-use super::context::{CONFIG_FILE, Workspace, engine};
+use tally_store::Store;
+
+use super::context::{CONFIG_FILE, Loaded, Workspace, engine};
 use super::progress::{Progress, ctrl_c_token};
 use crate::cli::{InitArgs, TemplateArg};
 use crate::exit::Status;
@@ -61,29 +63,19 @@ pub fn run(args: &InitArgs) -> anyhow::Result<Status> {
         return write_template(&workspace, args.template);
     }
     let loaded = workspace.load()?;
-    // The baseline runs in a clean checkout of HEAD, so it must see tally.toml and the script.
-    let mut watched = vec![Path::new(CONFIG_FILE).to_path_buf()];
-    if let Some(program) = loaded.settings.evaluate.first() {
-        let program = Path::new(program);
-        if workspace.root().join(program).is_file() {
-            watched.push(program.to_path_buf());
-        }
-    }
-    let watched_refs: Vec<&Path> = watched.iter().map(|p| p.as_path()).collect();
-    let dirty = workspace.git.uncommitted(&watched_refs)?;
-    if !dirty.is_empty() {
-        bail!(
-            "{} not committed; the baseline runs in a clean checkout of HEAD, so commit first: \
-             git add {} && git commit",
-            dirty.join(", "),
-            dirty.join(" ")
-        );
+    let store = workspace.open_store()?;
+    // A registered campaign with a measured baseline is only re-validated and compared: nothing
+    // runs, so uncommitted edits (the usual reason to run init again) are fine.
+    let measured = store
+        .campaign_by_name(&loaded.settings.name)?
+        .is_some_and(|c| c.head.is_some());
+    if !measured {
+        refuse_uncommitted(&workspace, &loaded)?;
     }
     let head = workspace
         .git
         .resolve_commit("HEAD")
         .context("the repository has no commit yet; commit tally.toml and your code first")?;
-    let store = workspace.open_store()?;
     let runner = workspace.runner(&loaded.settings.name)?;
     let progress = Progress::new();
     let engine = engine(&workspace, &store, &runner, &loaded, &progress);
@@ -120,6 +112,28 @@ pub fn run(args: &InitArgs) -> anyhow::Result<Status> {
         }
         InitOutcome::Interrupted => Ok(Status::Interrupted),
     }
+}
+
+/// The baseline runs in a clean checkout of HEAD, so it must see tally.toml and the script.
+fn refuse_uncommitted(workspace: &Workspace, loaded: &Loaded) -> anyhow::Result<()> {
+    let mut watched = vec![Path::new(CONFIG_FILE).to_path_buf()];
+    if let Some(program) = loaded.settings.evaluate.first() {
+        let program = Path::new(program);
+        if workspace.root().join(program).is_file() {
+            watched.push(program.to_path_buf());
+        }
+    }
+    let watched_refs: Vec<&Path> = watched.iter().map(|p| p.as_path()).collect();
+    let dirty = workspace.git.uncommitted(&watched_refs)?;
+    if !dirty.is_empty() {
+        bail!(
+            "{} not committed; the baseline runs in a clean checkout of HEAD, so commit first: \
+             git add {} && git commit",
+            dirty.join(", "),
+            dirty.join(" ")
+        );
+    }
+    Ok(())
 }
 
 fn write_template(workspace: &Workspace, template: TemplateArg) -> anyhow::Result<Status> {
