@@ -37,12 +37,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Status> {
             Ok(Status::Success)
         }
         RunEnd::Stopped(reason) => {
-            printer::note(&format!("campaign `{name}` stopped: {reason}"));
+            printer::note(&format!(
+                "campaign `{name}` stopped: {reason}\n(change its limit in [plugins.stop_rule] of tally.toml to go on)"
+            ));
             Ok(Status::Success)
         }
         RunEnd::Held(reason) => {
             printer::note(&format!(
-                "campaign `{name}` is held: {reason}\n(raise the limit in tally.toml, or `tally campaign resume`, then `tally run`)"
+                "campaign `{name}` is held: {reason}\n(raise the limit in tally.toml, or fix what the reason names; every `tally run` asks again)"
             ));
             Ok(Status::Held)
         }
