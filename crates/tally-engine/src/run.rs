@@ -116,15 +116,27 @@ impl Engine<'_> {
             .into_iter()
             .next()
             .ok_or_else(|| EngineError::Refused("the campaign has no baseline candidate".into()))?;
-        let evaluation = self.store.queue_evaluation(&NewEvaluation {
-            campaign: campaign.id,
-            candidate: baseline.id,
-            bar: None,
-            kind: EvaluationKind::Baseline,
-            repeats: self.settings.repeats(),
-            queued: self.clock.now(),
-        })?;
+        // The job an interrupted init left queued is run, rather than a second one queued.
+        let left = self
+            .store
+            .unfinished_evaluations(campaign.id)?
+            .into_iter()
+            .find(|e| e.kind == EvaluationKind::Baseline && e.state == EvaluationState::Queued);
+        let evaluation = match left {
+            Some(evaluation) => evaluation,
+            None => self.store.queue_evaluation(&NewEvaluation {
+                campaign: campaign.id,
+                candidate: baseline.id,
+                bar: None,
+                kind: EvaluationKind::Baseline,
+                repeats: self.settings.repeats(),
+                queued: self.clock.now(),
+            })?,
+        };
         if self.run_evaluation(campaign, &evaluation, cancel)? == EvaluationEnd::Interrupted {
+            // Queued again, so that `tally run` (or init again) measures it as the baseline
+            // instead of judging it as an ordinary candidate against no bar.
+            self.queue_again(campaign, &evaluation)?;
             return Ok(InitOutcome::Interrupted);
         }
         self.judge_baseline(campaign, baseline.id)

@@ -330,3 +330,51 @@ fn a_sample_killed_from_outside_is_retried_once_and_both_attempts_are_kept() {
     let show = text(&repo.tally(&["candidate", "show", "1"]).stdout);
     assert!(show.contains(" candidate sample 1 (attempt 2) "), "{show}");
 }
+
+#[test]
+fn ctrl_c_during_init_leaves_the_baseline_to_the_next_run() {
+    let repo = CampaignRepo::new();
+    repo.write("tally.toml", PAIRED);
+    repo.commit_bench("baseline", "tok_s=1000\nnoise=0.01\nstall_at=candidate-1\n");
+    let init = repo
+        .command(&["init"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    repo.wait_for_signal("stalled");
+    kill(Pid::from_raw(init.id() as i32), Signal::SIGINT).unwrap();
+    let out = init.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.ends_with(
+            "interrupted: the baseline is measured by the next `tally init` or `tally run`\n"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(verdicts(&repo.status_json()), ["pending"]);
+
+    // `tally run` measures it as the baseline, not as a candidate judged against nothing.
+    repo.propose(&["tok_s=1100\nnoise=0.01\n"]);
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let status = repo.status_json();
+    assert_eq!(verdicts(&status), ["keep", "keep"]);
+    let baseline = candidate(&status, 0)["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(baseline.starts_with("baseline: tok_s "), "{baseline}");
+    let samples = own_samples(&status, 0);
+    let errors: Vec<&Value> = samples.iter().map(|m| &m["error"]).collect();
+    let ok = Value::Null;
+    // The sample before Ctrl-C, the interrupted one, then the three of the re-queued job.
+    assert_eq!(errors, [&ok, &Value::from("interrupted"), &ok, &ok, &ok]);
+    assert!(
+        candidate(&status, 1)["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("against candidate#0: ")
+    );
+}

@@ -110,7 +110,12 @@ pub fn run(args: &InitArgs) -> anyhow::Result<Status> {
             }
             Ok(Status::Success)
         }
-        InitOutcome::Interrupted => Ok(Status::Interrupted),
+        InitOutcome::Interrupted => {
+            printer::note(
+                "interrupted: the baseline is measured by the next `tally init` or `tally run`",
+            );
+            Ok(Status::Interrupted)
+        }
     }
 }
 
