@@ -41,11 +41,15 @@ pub struct Loaded {
 }
 
 impl Workspace {
-    /// The repository containing `-C DIR` or the current directory.
+    /// The repository containing `-C DIR` or the current directory. The process then works in
+    /// the repository's root, so that relative paths of `tally.toml` (an external provider's
+    /// `command = ["./rule.py"]`) mean the same from any directory and with `-C`; a relative
+    /// `--database` path keeps meaning what it meant where tally was started.
     pub fn discover(options: &CampaignOptions) -> anyhow::Result<Self> {
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
         let start = match &options.repo {
-            Some(dir) => dir.clone(),
-            None => std::env::current_dir().context("cannot read the current directory")?,
+            Some(dir) => cwd.join(dir),
+            None => cwd.clone(),
         };
         let git = Git::discover(&start).with_context(|| {
             format!(
@@ -54,11 +58,17 @@ impl Workspace {
             )
         })?;
         let root = git.root().to_path_buf();
+        std::env::set_current_dir(&root)
+            .with_context(|| format!("{}: cannot work in the repository", root.display()))?;
+        let database = options.database.as_ref().map(|url| {
+            let path = url.strip_prefix("sqlite:").unwrap_or(url);
+            cwd.join(path).display().to_string()
+        });
         Ok(Self {
             config_path: root.join(CONFIG_FILE),
             tally_dir: root.join(".tally"),
             git,
-            database: options.database.clone(),
+            database,
         })
     }
 

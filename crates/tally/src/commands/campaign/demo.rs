@@ -65,7 +65,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<Status> {
                     dir.display()
                 );
             }
-            dir.clone()
+            // Absolute: the campaign commands work in the repository's root once they start.
+            std::path::absolute(dir)
+                .with_context(|| format!("{}: cannot resolve", dir.display()))?
         }
         None => {
             let t = tempfile::Builder::new().prefix("tally-demo-").tempdir()?;

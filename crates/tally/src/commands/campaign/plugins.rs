@@ -1,54 +1,96 @@
 //! `tally plugins [--json]`: every capability, its providers (built-in and external), their
 //! parameters with types, defaults and docs, the facts they supply with units, and what the
-//! current campaign selects (when there is a valid `tally.toml`).
+//! current campaign selects (when there is a valid `tally.toml`), external providers listed as
+//! their `describe` answers present them.
 
 use serde_json::{Value, json};
-use tally_plugin::{Capability, ProviderInfo, host_facts};
+use tally_plugin::{Capability, ProviderInfo, Surface, host_facts};
 
-use super::context::Workspace;
+use super::context::{Loaded, Workspace};
 use crate::cli::PluginsArgs;
 use crate::exit::Status;
 use crate::printer;
+
+/// What the campaign's `tally.toml` selects: (capability, provider name) pairs, and the external
+/// providers it built, as they describe themselves.
+struct Selection {
+    chosen: Vec<(Capability, String)>,
+    external: Vec<(Capability, ProviderInfo)>,
+}
+
+fn selection(loaded: &Loaded) -> Selection {
+    let s = &loaded.settings;
+    let built = &loaded.providers;
+    let mut chosen = vec![
+        (Capability::VerdictRule, s.verdict_rule.provider.clone()),
+        (Capability::StopRule, s.stop_rule.provider.clone()),
+    ];
+    chosen.extend(
+        s.fact_sources
+            .iter()
+            .map(|f| (Capability::FactSource, f.provider.clone())),
+    );
+    let mut external: Vec<(Capability, ProviderInfo)> = Vec::new();
+    let mut add = |cap: Capability, info: Option<&ProviderInfo>| {
+        if let Some(info) = info
+            && !external
+                .iter()
+                .any(|(c, i)| *c == cap && i.name == info.name)
+        {
+            external.push((cap, info.clone()));
+        }
+    };
+    add(Capability::VerdictRule, built.verdict.described());
+    add(Capability::StopRule, built.stop.described());
+    for source in &built.fact_sources {
+        add(
+            Capability::FactSource,
+            source
+                .source
+                .described()
+                .or(Some(&source.info))
+                .filter(|i| !i.builtin),
+        );
+    }
+    for (choice, surface) in [(&s.status, Surface::Status), (&s.brief, Surface::Run)] {
+        for section in built.sections(choice, surface) {
+            if let Ok(built) = &section.section {
+                add(Capability::Section, built.described());
+            }
+            chosen.push((Capability::Section, section.provider));
+        }
+    }
+    Selection { chosen, external }
+}
 
 /// Runs the command.
 pub fn run(args: &PluginsArgs) -> anyhow::Result<Status> {
     let registry = tally_providers::builtins();
     // What the campaign selects, when there is one to read (not an error otherwise).
-    let selected: Option<Vec<(Capability, String)>> = Workspace::discover(&args.campaign)
+    let selected: Option<Selection> = Workspace::discover(&args.campaign)
         .ok()
         .and_then(|w| w.load().ok())
-        .map(|loaded| {
-            let s = &loaded.settings;
-            let mut v = vec![
-                (Capability::VerdictRule, s.verdict_rule.provider.clone()),
-                (Capability::StopRule, s.stop_rule.provider.clone()),
-            ];
-            v.extend(
-                s.fact_sources
-                    .iter()
-                    .map(|f| (Capability::FactSource, f.provider.clone())),
-            );
-            let report_sections = loaded
-                .providers
-                .sections(&s.status, tally_plugin::Surface::Status);
-            v.extend(
-                report_sections
-                    .into_iter()
-                    .map(|c| (Capability::Section, c.provider)),
-            );
-            v
-        });
+        .map(|loaded| selection(&loaded));
+    let external = |cap: Capability| -> Vec<&ProviderInfo> {
+        selected.as_ref().map_or_else(Vec::new, |s| {
+            s.external
+                .iter()
+                .filter(|(c, _)| *c == cap)
+                .map(|(_, info)| info)
+                .collect()
+        })
+    };
     let is_selected = |cap: Capability, name: &str| {
         selected
             .as_ref()
-            .map(|list| list.iter().any(|(c, n)| *c == cap && n == name))
+            .map(|s| s.chosen.iter().any(|(c, n)| *c == cap && n == name))
     };
 
     if args.json {
         let capabilities: Vec<Value> = Capability::ALL
             .iter()
             .map(|cap| {
-                let providers: Vec<Value> = registry
+                let mut providers: Vec<Value> = registry
                     .infos(*cap)
                     .into_iter()
                     .map(|info| {
@@ -57,6 +99,12 @@ pub fn run(args: &PluginsArgs) -> anyhow::Result<Status> {
                         v
                     })
                     .collect();
+                // The campaign's external providers, as their `describe` answers say.
+                providers.extend(external(*cap).into_iter().map(|info| {
+                    let mut v = serde_json::to_value(info).expect("provider info serialises");
+                    v["selected"] = json!(true);
+                    v
+                }));
                 json!({"capability": cap.as_str(), "providers": providers})
             })
             .collect();
@@ -74,6 +122,9 @@ pub fn run(args: &PluginsArgs) -> anyhow::Result<Status> {
         text.push_str(&format!("{}\n", cap.as_str()));
         for info in registry.infos(cap) {
             render_provider(&mut text, info, is_selected(cap, &info.name));
+        }
+        for info in external(cap) {
+            render_provider(&mut text, info, Some(true));
         }
         text.push('\n');
     }

@@ -70,6 +70,10 @@ impl Observer for Progress {
     }
 
     fn judged(&self, candidate: CandidateId, verdict: Verdict, reason: &str) {
+        // A candidate left pending (its verdict rule failed) is reported by the engine's note.
+        if verdict == Verdict::Pending {
+            return;
+        }
         self.line(&format!("{candidate}: {verdict} — {reason}"));
     }
 
