@@ -60,6 +60,7 @@
 //!   `collection_mode`, `provenance`, `activity_domain` and `attribution_status`.
 
 mod batch;
+mod bodies;
 mod context;
 mod decode;
 mod drive;
@@ -67,6 +68,7 @@ mod events;
 mod fields;
 mod input;
 mod lines;
+mod value;
 mod wire;
 
 use std::num::NonZeroUsize;

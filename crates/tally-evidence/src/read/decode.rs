@@ -7,13 +7,16 @@
 //! fully checked body (everything the reference checks after the id lookup), and the caller
 //! resolves ids in file order (`context`, `batch`).
 
+use std::sync::Arc;
+
 use crate::fingerprint;
 use crate::model::{CorrelationContext, CorrelationEvent, InferenceRecord, LegacyRecord, Text};
 
 use super::events::{self, ContextSource, Embedded, EventParts, Fields};
 use super::fields::{self, Checked, Fault};
 use super::lines;
-use super::wire::{self, Int, Key, Line, RecordWire, Val};
+use super::value::{Int, Val};
+use super::wire::{self, Key, Line, RecordWire};
 
 /// What one line is.
 #[derive(Debug)]
@@ -37,6 +40,31 @@ pub(crate) enum Decoded {
         /// The checked body.
         event: Checked<EventParts>,
     },
+    /// A compact record whose id resolved: its context and body, to be assembled into an event
+    /// (in parallel) by [`Decoded::finish`].
+    Resolved(Arc<CorrelationContext>, EventParts),
+}
+
+impl Decoded {
+    /// The record this line holds, once resolved: a resolved compact record is assembled into an
+    /// event here (its fingerprint computed). `None` for blank lines and definitions.
+    pub(crate) fn finish(self) -> Option<InferenceRecord> {
+        match self {
+            Decoded::Record(record) => Some(record),
+            Decoded::Resolved(context, parts) => Some(InferenceRecord::Event(
+                CorrelationEvent::new(context, parts.event_id, parts.metadata, parts.body),
+            )),
+            Decoded::Blank | Decoded::Definition { .. } | Decoded::Compact { .. } => None,
+        }
+    }
+
+    /// [`finish`](Self::finish) in place, for a resolved compact record.
+    pub(crate) fn finish_in_place(&mut self) {
+        if matches!(self, Decoded::Resolved(..)) {
+            let record = std::mem::replace(self, Decoded::Blank).finish();
+            *self = Decoded::Record(record.expect("a resolved record finishes"));
+        }
+    }
 }
 
 /// Decodes one physical line. `offset` is the line's byte offset in its input, for the UTF-8
@@ -55,6 +83,7 @@ pub(crate) fn decode_line(bytes: &[u8], offset: u64) -> Checked<Decoded> {
     if lines::is_blank(text) {
         return Ok(Decoded::Blank);
     }
+
     with_json(text, |line, lenient| match line {
         Line::NotObject => Err(Fault::Value("record must be an object".into())),
         Line::Object(wire) => classify(&wire, text, lenient),
@@ -69,6 +98,12 @@ pub(crate) fn with_json<T>(
     text: &str,
     then: impl FnOnce(Line<'_>, bool) -> Checked<T>,
 ) -> Checked<T> {
+    if text.len() > wire::MAX_LINE_BYTES {
+        return Err(Fault::Value(format!(
+            "the line is {} bytes long; tally reads lines of at most 4 GiB: split the record",
+            text.len()
+        )));
+    }
     if text.starts_with('\u{feff}') {
         // Python's wording (`json.loads` refuses a leading byte-order mark).
         return Err(Fault::Value(
@@ -79,9 +114,11 @@ pub(crate) fn with_json<T>(
         Ok(line) => return then(line, false),
         Err(e) => e,
     };
-    let bytes = text.as_bytes();
-    let special = memchr::memmem::find(bytes, b"NaN").is_some()
-        || memchr::memmem::find(bytes, b"Infinity").is_some();
+    static NAN: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("NaN"));
+    static INFINITY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("Infinity"));
+    let special = wire::contains(&NAN, text) || wire::contains(&INFINITY, text);
     if special {
         let rewritten = fingerprint::rewrite_special_literals(text);
         if let Ok(line) = wire::parse_line(&rewritten) {
@@ -122,10 +159,8 @@ fn classify(wire: &RecordWire<'_>, text: &str, lenient: bool) -> Checked<Decoded
             Key::ContextId,
             Key::Context,
         ];
-        let exact = wire.first_unknown().is_none()
-            && Key::ALL
-                .iter()
-                .all(|k| wire.has(*k) == definition_keys.contains(k));
+        let expected = definition_keys.iter().fold(0u64, |m, k| m | 1 << *k as u32);
+        let exact = wire.first_unknown().is_none() && wire.present_mask() == expected;
         if !exact {
             return Err(Fault::Value(
                 "infer.context requires exactly version, type, ID, context".into(),
