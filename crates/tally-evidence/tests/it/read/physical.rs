@@ -123,6 +123,9 @@ fn nan_and_infinity_are_floats_kept_in_metadata() {
     assert_eq!(&*l.json, legacy);
     // A word that is not a literal stays a JSON error.
     assert!(error(r#"{"x": NaNa}"#).starts_with("t: line 1: "));
+    // An invalid escape of a multi-byte character next to a literal is a JSON error, not a
+    // panic (found by fuzzing).
+    assert!(error("{\"x\": \"\\\u{e9}\", \"y\": NaN}").starts_with("t: line 1: "));
 }
 
 #[test]
