@@ -53,9 +53,13 @@ fn cpu_seconds() -> f64 {
 }
 
 fn time(input: &Input, threads: usize, bytes: u64) {
+    let batch_bytes = std::env::var("BATCH_BYTES")
+        .ok()
+        .and_then(|b| b.parse().ok())
+        .unwrap_or(ReadOptions::DEFAULT_BATCH_BYTES);
     let options = ReadOptions {
         threads: NonZeroUsize::new(threads),
-        ..ReadOptions::default()
+        batch_bytes,
     };
     let start = Instant::now();
     let cpu = cpu_seconds();
@@ -91,7 +95,11 @@ fn main() {
     build(seed, mb, out);
     let bytes = std::fs::metadata(out).unwrap().len();
     let input = Input::Path(out.to_path_buf());
-    for threads in [1, 2, 1, 2] {
+    let runs: Vec<usize> = std::env::var("THREADS")
+        .ok()
+        .map(|t| t.split(',').filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_else(|| vec![1, 2, 1, 2]);
+    for threads in runs {
         time(&input, threads, bytes);
     }
     if args.get(4).is_some_and(|a| a == "gz") {

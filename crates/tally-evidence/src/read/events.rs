@@ -184,15 +184,15 @@ pub(crate) fn embedded(
     source: ContextSource,
 ) -> Checked<Embedded> {
     // `None` for an integer beyond i128: never supported, its digits are the message.
-    let (version, version_text): (Option<i128>, String) = match version {
-        None => (Some(1), String::new()),
+    let (version, version_int) = match version {
+        None => (Some(1), None),
         Some(Val::Int(i)) => {
             if i.value == Some(4) {
                 return Err(Fault::Value(
                     "v4 requires load_inference_artifact or a sequence decoder".into(),
                 ));
             }
-            (i.value, i.to_string())
+            (i.value, Some(i))
         }
         Some(_) => return Err(Fault::Value("schema_version must be an integer".into())),
     };
@@ -215,8 +215,9 @@ pub(crate) fn embedded(
         &[2]
     };
     let Some(version) = version.filter(|v| allowed.contains(v)) else {
+        let shown = version_int.map(|i| i.to_string()).unwrap_or_default();
         return Err(Fault::Value(format!(
-            "unsupported inference schema_version: {version_text}"
+            "unsupported inference schema_version: {shown}"
         )));
     };
     let Some(ty) = EventType::parse(&event_type) else {

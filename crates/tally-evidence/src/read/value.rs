@@ -109,13 +109,18 @@ fn number(raw: &str) -> Val<'_> {
         Some(rest) => (true, rest),
         None => (false, raw),
     };
-    let mut value: Option<i128> = Some(0);
-    for b in digits.bytes() {
-        value = value
-            .and_then(|v| v.checked_mul(10))
-            .and_then(|v| v.checked_add(i128::from(b - b'0')));
-    }
-    let value = value.map(|v| if negative_sign { -v } else { v });
+    let magnitude: Option<i128> = if digits.len() <= 18 {
+        // Fits in u64 without overflow checks (10^18 < 2^63).
+        let v = digits
+            .bytes()
+            .fold(0u64, |v, b| v * 10 + u64::from(b - b'0'));
+        Some(i128::from(v))
+    } else {
+        digits.bytes().try_fold(0i128, |v, b| {
+            v.checked_mul(10)?.checked_add(i128::from(b - b'0'))
+        })
+    };
+    let value = magnitude.map(|v| if negative_sign { -v } else { v });
     let negative = match value {
         Some(v) => v < 0,
         None => negative_sign,

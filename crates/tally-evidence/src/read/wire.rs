@@ -37,7 +37,9 @@ macro_rules! keys {
             pub(crate) fn parse(name: &str) -> Option<Key> {
                 let slot = KEY_TABLE[key_hash(name.as_bytes())?];
                 let key = *Key::ALL.get(usize::from(slot).checked_sub(1)?)?;
-                (key.name() == name).then_some(key)
+                // Names are short: an inline comparison beats a call to `memcmp`.
+                let (a, b) = (key.name().as_bytes(), name.as_bytes());
+                (a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)).then_some(key)
             }
 
             /// The wire name.

@@ -91,6 +91,9 @@ fn nan_and_infinity_are_floats_kept_in_metadata() {
         panic!()
     };
     assert_eq!(e.metadata().json_text(), meta);
+    let map = e.metadata().to_map();
+    assert_eq!(map.len(), 3);
+    assert_eq!(map["s"], "NaN");
     // Equal metadata by value: the same line twice has one fingerprint.
     let again = read(&line).unwrap();
     assert_eq!(records, again);
