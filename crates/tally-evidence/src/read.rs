@@ -67,6 +67,7 @@ mod drive;
 mod events;
 mod fields;
 mod input;
+mod known;
 mod lines;
 mod value;
 mod wire;
@@ -195,12 +196,13 @@ pub fn iter_inference_events(
 /// decoder`) because its context lives elsewhere. A JSON value that is not an object is refused
 /// with `record must be an object`. Errors carry no origin.
 pub fn parse_inference_record(json: &str) -> Result<InferenceRecord> {
-    decode::with_json(json, |line, lenient| match line {
+    decode::with_json(json, |line, parsed| match line {
         wire::Line::NotObject => Err(fields::Fault::Value("record must be an object".into())),
         wire::Line::Object(wire) => {
             let rec = events::Fields {
                 wire: &wire,
-                lenient,
+                lenient: parsed.lenient,
+                known_context: parsed.known_context,
             };
             decode::embedded_record(&rec, rec.val(wire::Key::SchemaVersion), json)
         }

@@ -165,7 +165,7 @@ impl CorrelationRecordDecoder {
     pub(crate) fn resolve(&mut self, decoded: &mut Decoded) -> Result<(), Fault> {
         match std::mem::replace(decoded, Decoded::Blank) {
             Decoded::Definition { id, context } => {
-                self.registry.define(&id, Arc::new(context))?;
+                self.registry.define(&id, context)?;
             }
             Decoded::Compact { id, event } => {
                 let context = Arc::clone(self.registry.find(&id)?);

@@ -16,6 +16,7 @@ use crate::model::{
 
 use super::bodies;
 use super::fields::{self, Checked, Fault, nonempty};
+use super::known;
 use super::value::{self, Val};
 use super::wire::{self, Key, RecordWire};
 
@@ -50,12 +51,14 @@ pub(crate) enum Embedded {
     Event(Option<Arc<CorrelationContext>>, EventParts),
 }
 
-/// One record's top level, with the flag saying whether `NaN`/`Infinity` were rewritten.
+/// One record's top level, with how it was parsed.
 pub(crate) struct Fields<'w, 'a> {
     /// The keys as read.
     pub wire: &'w RecordWire<'a>,
     /// Whether the line's special literals were rewritten to sentinels.
     pub lenient: bool,
+    /// The top-level context, when it was a known text (its raw value is then a placeholder).
+    pub known_context: Option<Arc<CorrelationContext>>,
 }
 
 impl<'a> Fields<'_, 'a> {
@@ -259,8 +262,11 @@ fn correlation_record(
 ) -> Checked<(Option<Arc<CorrelationContext>>, EventParts)> {
     let context = match source {
         ContextSource::Registry => None,
-        ContextSource::Embedded => match rec.wire.get(Key::Context) {
-            Some(raw) if raw.starts_with('{') => Some(fields::shared_context(raw, rec.lenient)?),
+        ContextSource::Embedded => match (&rec.known_context, rec.wire.get(Key::Context)) {
+            (Some(known), _) => Some(Arc::clone(known)),
+            (None, Some(raw)) if raw.starts_with('{') => {
+                Some(known::shared_context(raw, rec.lenient)?)
+            }
             _ => return Err(Fault::Value("context must be an object".into())),
         },
     };

@@ -8,8 +8,6 @@
 //! the reference checks that field. Which checks run in which order is the caller's business
 //! (`events`); this module owns only the wording.
 
-use std::sync::Arc;
-
 use crate::model::{
     ClockKind, CollectionMode, CorrelationContext, EntityRef, Nanos, Provenance, Text,
 };
@@ -329,35 +327,6 @@ fn context_from_wire(wire: &ContextWire<'_>, lenient: bool) -> Checked<Correlati
         local_rank,
         world_size,
     })
-}
-
-/// Contexts already validated on this thread, by the raw text they were read from, so that the
-/// records of one producer share one `Arc` and skip the context checks. Bounded: cleared when
-/// full. A thread-local cache needs no locking in the parallel parse; at worst each worker thread
-/// holds its own copy of each context.
-pub(crate) fn shared_context(raw_object: &str, lenient: bool) -> Checked<Arc<CorrelationContext>> {
-    use std::cell::RefCell;
-    const CAPACITY: usize = 256;
-    thread_local! {
-        static CACHE: RefCell<rustc_hash::FxHashMap<Box<str>, Arc<CorrelationContext>>> =
-            RefCell::new(rustc_hash::FxHashMap::default());
-    }
-    if lenient {
-        // Sentinel strings mean different things with and without the rewrite: do not mix.
-        return context(raw_object, lenient).map(Arc::new);
-    }
-    if let Some(hit) = CACHE.with(|c| c.borrow().get(raw_object).cloned()) {
-        return Ok(hit);
-    }
-    let ctx = Arc::new(context(raw_object, lenient)?);
-    CACHE.with(|c| {
-        let mut cache = c.borrow_mut();
-        if cache.len() >= CAPACITY {
-            cache.clear();
-        }
-        cache.insert(raw_object.into(), Arc::clone(&ctx));
-    });
-    Ok(ctx)
 }
 
 #[cfg(test)]

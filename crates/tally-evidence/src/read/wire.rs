@@ -159,6 +159,11 @@ impl<'a, const N: usize> ObjectWire<'a, N> {
         let (offset, len) = self.spans[i];
         (len != 0).then(|| &self.text[offset as usize..(offset + len) as usize])
     }
+    /// The byte offset in the object's text where slot `i`'s raw value starts, when present.
+    pub(crate) fn offset(&self, i: usize) -> Option<usize> {
+        let (offset, len) = self.spans[i];
+        (len != 0).then_some(offset as usize)
+    }
     /// Where slot `i`'s key first appeared (1-based), or 0 when absent.
     pub(crate) fn position(&self, i: usize) -> u16 {
         self.positions[i]
