@@ -16,7 +16,10 @@
 //! v4 context ids are resolved sequentially per batch (they are cheap); records go to the sink in
 //! file order while the next batch is being parsed. Memory is bounded by about three batches
 //! plus what the sink keeps. Identical embedded contexts share one `Arc` (a small per-thread
-//! cache keyed by the context's raw text); each v4 definition is one `Arc`.
+//! cache keyed by the context's raw text), and a line whose context text is already in that cache
+//! is parsed without scanning the context again (a verified substitution; see `known`); each v4
+//! definition is one `Arc`, whatever its aliases. Low-cardinality strings (producer ids, roles,
+//! kinds, names) are shared per thread too.
 //!
 //! Not here: resolution and de-duplication ([`crate::resolve`]) and writing ([`crate::write`]).
 //!

@@ -153,6 +153,36 @@ fn duplicate_keys_keep_the_last_value() {
 }
 
 #[test]
+fn a_known_context_text_elsewhere_in_the_line_changes_nothing() {
+    // Warm this thread's context cache, then put the same context text in metadata, before the
+    // real one, and repeat the `context` key with another context (the last one wins).
+    let plain = v2("infer.iteration", ITERATION);
+    let other = CTX.replace(r#""run_id":"r""#, r#""run_id":"r2""#);
+    let nested = plain.replacen(
+        r#""schema_version":2"#,
+        &format!(r#""metadata":{{"context":{CTX}}},"schema_version":2"#),
+        1,
+    );
+    let repeated = format!("{},\"context\":{other}}}", &plain[..plain.len() - 1]);
+    let text = format!("{plain}\n{nested}\n{repeated}\n");
+    let records = read(&text).unwrap();
+    let events: Vec<&CorrelationEvent> = records
+        .iter()
+        .map(|(_, r)| match r {
+            InferenceRecord::Event(e) => e,
+            InferenceRecord::Legacy(_) => panic!(),
+        })
+        .collect();
+    assert_eq!(&*events[0].context().run_id, "r");
+    assert_eq!(
+        events[1].metadata().json_text(),
+        format!(r#"{{"context":{CTX}}}"#)
+    );
+    assert_eq!(&*events[1].context().run_id, "r");
+    assert_eq!(&*events[2].context().run_id, "r2");
+}
+
+#[test]
 fn integers_beyond_the_model_are_out_of_range() {
     let it = |v: &str| {
         v2(
