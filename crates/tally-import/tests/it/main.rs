@@ -1,0 +1,6 @@
+//! Integration tests of `tally-import` (one binary): the real-trace corpus, corrupt inputs,
+//! linking and the Perfetto export.
+
+mod brute;
+mod corpus;
+mod real;
