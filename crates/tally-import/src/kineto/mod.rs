@@ -404,7 +404,7 @@ fn read_pass(
             } => Error::Malformed {
                 path,
                 location: format!(
-                    "{location} at line {line} column {column}{}",
+                    "{location} (ending near line {line} column {column}{})",
                     if opened.gzip {
                         " of the decompressed JSON"
                     } else {

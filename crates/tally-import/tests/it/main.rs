@@ -3,4 +3,8 @@
 
 mod brute;
 mod corpus;
+mod corrupt;
+mod link;
+mod perfetto;
 mod real;
+mod records;
