@@ -80,11 +80,11 @@ pub fn link_trace_activities(
         let InferenceRecord::Event(event) = record else {
             continue;
         };
-        if let EventBody::Activity(activity) = event.body() {
-            if let Some(iteration) = &activity.iteration_ref {
-                for key in keys(event, activity) {
-                    links.entry(key).or_default().insert(iteration.clone());
-                }
+        if let EventBody::Activity(activity) = event.body()
+            && let Some(iteration) = &activity.iteration_ref
+        {
+            for key in keys(event, activity) {
+                links.entry(key).or_default().insert(iteration.clone());
             }
         }
     }

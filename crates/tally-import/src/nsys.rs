@@ -254,13 +254,13 @@ pub(crate) fn import_one(
             emitter.gpu_event(event, sink)
         })?;
     }
-    if options.emit_runtime {
-        if let Some(sql) = launch_sql {
-            db.each_row(&sql, RUNTIME, &mut |row| {
-                let (correlation, call) = launch_row(row, base)?;
-                emitter.runtime_call(correlation, &call, sink)
-            })?;
-        }
+    if options.emit_runtime
+        && let Some(sql) = launch_sql
+    {
+        db.each_row(&sql, RUNTIME, &mut |row| {
+            let (correlation, call) = launch_row(row, base)?;
+            emitter.runtime_call(correlation, &call, sink)
+        })?;
     }
     progress(Phase::Emit, size, size);
     emitter.finish(sink)

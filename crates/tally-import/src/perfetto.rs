@@ -107,6 +107,9 @@ impl ProcessKey {
     }
 }
 
+/// (host, pid, clock domain, correlation id): what joins a launch call to its GPU work.
+type FlowKey = (String, Option<u64>, String, u64);
+
 struct Slice {
     process: ProcessKey,
     track: String,
@@ -117,7 +120,7 @@ struct Slice {
     cname: Option<&'static str>,
     args: Value,
     /// (host, pid, clock, correlation) for flows: launches are sources, GPU work targets.
-    flow: Option<(bool, (String, Option<u64>, String, u64))>,
+    flow: Option<(bool, FlowKey)>,
 }
 
 fn host_of(event: &CorrelationEvent) -> ProcessKey {
@@ -400,8 +403,7 @@ fn write_document(
             args: json!({"name": name}),
         });
     }
-    let mut launches: BTreeMap<(String, Option<u64>, String, u64), (u64, u64, Nanos)> =
-        BTreeMap::new();
+    let mut launches: BTreeMap<FlowKey, (u64, u64, Nanos)> = BTreeMap::new();
     for (pid, tid, slice) in &placed {
         if let Some((true, key)) = &slice.flow {
             launches
@@ -411,10 +413,10 @@ fn write_document(
     }
     let mut flows = Vec::new();
     for (pid, tid, slice) in placed {
-        if let Some((false, key)) = &slice.flow {
-            if let Some(&(lpid, ltid, lstart)) = launches.get(key) {
-                flows.push(((lpid, ltid, lstart), (pid, tid, slice.start)));
-            }
+        if let Some((false, key)) = &slice.flow
+            && let Some(&(lpid, ltid, lstart)) = launches.get(key)
+        {
+            flows.push(((lpid, ltid, lstart), (pid, tid, slice.start)));
         }
         written.push(TraceEvent {
             ph: "X",

@@ -380,7 +380,7 @@ fn read_pass(
     let mut last_report = 0u64;
     let mut callback = |i: usize, event: RawEvent| -> Result<()> {
         calls += 1;
-        if calls % 4096 == 0 && counter.get() >= last_report + (4 << 20) {
+        if calls.is_multiple_of(4096) && counter.get() >= last_report + (4 << 20) {
             last_report = counter.get();
             progress(phase, last_report, total);
         }

@@ -194,11 +194,11 @@ impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
             let Some(entry) = seq.next_element::<MaybeEvent>()? else {
                 return Ok(());
             };
-            if let Some(event) = entry.0 {
-                if let Err(error) = (self.on_event)(next, event) {
-                    *self.stash = Some(error);
-                    return Err(de::Error::custom("import stopped"));
-                }
+            if let Some(event) = entry.0
+                && let Err(error) = (self.on_event)(next, event)
+            {
+                *self.stash = Some(error);
+                return Err(de::Error::custom("import stopped"));
             }
             next += 1;
         }

@@ -25,6 +25,8 @@ struct Times {
     dur: Option<Box<RawValue>>,
 }
 
+type Spans = Vec<(Nanos, Nanos)>;
+
 /// (busy, summed, count, kernel busy, kernel count) per device, and per step name
 /// (busy, summed, count).
 #[derive(Debug, Default)]
@@ -110,7 +112,7 @@ pub fn kineto(path: &Path) -> RawFigures {
         }
     }
     let mut figures = RawFigures::default();
-    let mut by_device: BTreeMap<u32, (Vec<(Nanos, Nanos)>, Vec<(Nanos, Nanos)>)> = BTreeMap::new();
+    let mut by_device: BTreeMap<u32, (Spans, Spans)> = BTreeMap::new();
     let mut by_step: BTreeMap<String, Vec<(Nanos, Nanos)>> = BTreeMap::new();
     for &(device, kernel, start, end, corr) in &gpu {
         let entry = by_device.entry(device).or_default();
@@ -157,7 +159,7 @@ pub fn nsys(path: &Path) -> RawFigures {
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), bytes).unwrap();
     let db = rusqlite::Connection::open(file.path()).unwrap();
-    let mut by_device: BTreeMap<u32, (Vec<(Nanos, Nanos)>, Vec<(Nanos, Nanos)>)> = BTreeMap::new();
+    let mut by_device: BTreeMap<u32, (Spans, Spans)> = BTreeMap::new();
     for table in [
         "CUPTI_ACTIVITY_KIND_KERNEL",
         "CUPTI_ACTIVITY_KIND_MEMCPY",

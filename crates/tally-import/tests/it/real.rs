@@ -155,10 +155,10 @@ fn the_2021_categories_import_with_their_profiler_steps() {
     // Runtime calls sit on string thread ids; kinds cover the three categories.
     let mut kinds = BTreeMap::new();
     for record in &records {
-        if let InferenceRecord::Event(e) = record {
-            if let EventBody::Activity(a) = e.body() {
-                *kinds.entry(a.activity_kind.to_string()).or_insert(0) += 1;
-            }
+        if let InferenceRecord::Event(e) = record
+            && let EventBody::Activity(a) = e.body()
+        {
+            *kinds.entry(a.activity_kind.to_string()).or_insert(0) += 1;
         }
     }
     assert_eq!(kinds["gpu_kernel"], 8772);
@@ -327,10 +327,10 @@ fn nvtx_ranges_become_iterations_with_a_pattern() {
         let EventBody::Activity(a) = e.body() else {
             continue;
         };
-        if a.activity_domain == ActivityDomain::Gpu {
-            if let Some(r) = &a.iteration_ref {
-                *per_range.entry(r.id.to_string()).or_default() += 1;
-            }
+        if a.activity_domain == ActivityDomain::Gpu
+            && let Some(r) = &a.iteration_ref
+        {
+            *per_range.entry(r.id.to_string()).or_default() += 1;
         }
     }
     let counts: Vec<u64> = per_range.values().copied().collect();
