@@ -28,7 +28,7 @@ use crate::summary::InputSummary;
 use crate::trace::{
     GpuEvent, GpuKind, LaunchTable, TraceFacts, TraceFormat, clock_domain, main_pid,
 };
-use parse::{Header, ParseFailure, RawArgs, RawEvent, raw_int, raw_label, raw_str};
+use parse::{Header, ParseFailure, RawArgs, RawEvent, raw_cow, raw_int, raw_label, raw_str};
 
 /// What a complete (`ph: "X"`) event is to the importer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,10 +52,10 @@ fn role(category: &str) -> Role {
 
 /// An event's role, or `None` when it is not a complete event.
 fn event_role(event: &RawEvent) -> Option<Role> {
-    if raw_str(event.ph.as_deref()).as_deref() != Some("X") {
+    if raw_cow(event.ph.as_deref()).as_deref() != Some("X") {
         return None;
     }
-    Some(raw_str(event.cat.as_deref()).map_or(Role::Other, |c| role(&c)))
+    Some(raw_cow(event.cat.as_deref()).map_or(Role::Other, |c| role(&c)))
 }
 
 /// `ts` and `ts + dur` in exact femtoseconds relative to `baseTimeNanoseconds`.
@@ -191,6 +191,15 @@ fn launch_call(
     )))
 }
 
+/// The shared copy of `text`.
+fn intern(names: &mut rustc_hash::FxHashSet<Text>, text: &Text) -> Text {
+    if let Some(shared) = names.get(text) {
+        return shared.clone();
+    }
+    names.insert(text.clone());
+    text.clone()
+}
+
 fn is_candidate_range(name: &str, extra: Option<&Regex>) -> bool {
     name.starts_with("ProfilerStep#")
         || name.starts_with(ENGINE_RANGE_PREFIX)
@@ -207,6 +216,7 @@ fn scan(
     let mut earliest: Option<Femtos> = None;
     let mut duplicate_correlations = 0;
     let mut non_numeric_pids = 0;
+    let mut names: rustc_hash::FxHashSet<Text> = rustc_hash::FxHashSet::default();
     let header = read_pass(path, Phase::Scan, progress, &mut |index, event| {
         let Some(role) = event_role(&event) else {
             return Ok(());
@@ -223,7 +233,10 @@ fn scan(
                 seen(start);
             }
             Role::Launch => match launch_call(&event, 0).map_err(malformed)? {
-                Some((correlation, call)) => {
+                Some((correlation, mut call)) => {
+                    // Thousands of calls share a few API names and threads: keep one copy each.
+                    call.name = intern(&mut names, &call.name);
+                    call.tid = intern(&mut names, &call.tid);
                     seen(Femtos::from(call.start) * 1_000_000);
                     if launches.insert((None, correlation), call).is_some() {
                         duplicate_correlations += 1;
@@ -236,8 +249,9 @@ fn scan(
                 }
             },
             Role::Range => {
-                let name = raw_str(event.name.as_deref()).unwrap_or_default();
+                let name = raw_cow(event.name.as_deref()).unwrap_or_default();
                 if is_candidate_range(&name, extra) {
+                    let name = name.into_owned();
                     let (start, end) = times(&event).map_err(malformed)?;
                     let Some(pid) = raw_int(event.pid.as_deref()) else {
                         non_numeric_pids += 1;

@@ -249,6 +249,20 @@ impl<'de> Visitor<'de> for MaybeEventVisitor {
     }
 }
 
+/// A raw JSON string's content without copying when it has no escapes; `None` when the value is
+/// not a string.
+pub fn raw_cow(raw: Option<&RawValue>) -> Option<std::borrow::Cow<'_, str>> {
+    let text = raw?.get();
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    if inner.contains('\\') {
+        serde_json::from_str::<String>(text)
+            .ok()
+            .map(std::borrow::Cow::Owned)
+    } else {
+        Some(std::borrow::Cow::Borrowed(inner))
+    }
+}
+
 /// A raw JSON string's content, or `None` when the value is not a string.
 pub fn raw_str(raw: Option<&RawValue>) -> Option<String> {
     let raw = raw?;
