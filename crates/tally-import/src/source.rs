@@ -31,10 +31,32 @@ impl<R: Read> Read for CountingReader<R> {
     }
 }
 
+/// A buffered plain file.
+pub type PlainReader = BufReader<CountingReader<File>>;
+/// A buffered gzip stream over a buffered file.
+pub type GzipReader = BufReader<MultiGzDecoder<BufReader<CountingReader<File>>>>;
+
+/// The decompressed byte stream, as a concrete type so that byte-wise parsers inline its reads.
+pub enum Stream {
+    /// Not compressed.
+    Plain(PlainReader),
+    /// gzip (boxed: the decoder state is large).
+    Gzip(Box<GzipReader>),
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Self::Plain(r) => r.read(buf),
+            Self::Gzip(r) => r.read(buf),
+        }
+    }
+}
+
 /// An opened input: a buffered reader over its (decompressed) bytes plus counters.
 pub struct Opened {
     /// The decompressed byte stream.
-    pub reader: Box<dyn Read>,
+    pub reader: Stream,
     /// Bytes of the *file* read so far (compressed bytes for gzip).
     pub file_bytes: Rc<Cell<u64>>,
     /// The file's size.
@@ -69,13 +91,13 @@ pub fn open(path: &Path) -> Result<Opened> {
         inner: file,
         count: file_bytes.clone(),
     };
-    let reader: Box<dyn Read> = if gzip {
-        Box::new(BufReader::with_capacity(
+    let reader = if gzip {
+        Stream::Gzip(Box::new(BufReader::with_capacity(
             1 << 16,
             MultiGzDecoder::new(BufReader::with_capacity(1 << 16, counting)),
-        ))
+        )))
     } else {
-        Box::new(BufReader::with_capacity(1 << 16, counting))
+        Stream::Plain(BufReader::with_capacity(1 << 16, counting))
     };
     Ok(Opened {
         reader,

@@ -9,6 +9,7 @@
 //! detail. The event grammar is in [`parse`]; records are built by [`crate::emit`].
 
 pub mod parse;
+pub mod split;
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -52,17 +53,17 @@ fn role(category: &str) -> Role {
 
 /// An event's role, or `None` when it is not a complete event.
 fn event_role(event: &RawEvent) -> Option<Role> {
-    if raw_cow(event.ph.as_deref()).as_deref() != Some("X") {
+    if raw_cow(event.ph).as_deref() != Some("X") {
         return None;
     }
-    Some(raw_cow(event.cat.as_deref()).map_or(Role::Other, |c| role(&c)))
+    Some(raw_cow(event.cat).map_or(Role::Other, |c| role(&c)))
 }
 
 /// `ts` and `ts + dur` in exact femtoseconds relative to `baseTimeNanoseconds`.
 fn times(event: &RawEvent) -> std::result::Result<(Femtos, Femtos), String> {
-    let ts = event.ts.as_deref().ok_or("missing ts")?;
+    let ts = event.ts.ok_or("missing ts")?;
     let start = parse_micros(ts.get()).map_err(|e| format!("ts: {e}"))?;
-    let dur = match event.dur.as_deref() {
+    let dur = match event.dur {
         None => 0,
         Some(d) if d.get() == "null" => 0,
         Some(d) => parse_micros(d.get()).map_err(|e| format!("dur: {e}"))?,
@@ -70,7 +71,7 @@ fn times(event: &RawEvent) -> std::result::Result<(Femtos, Femtos), String> {
     if dur < 0 {
         return Err(format!(
             "negative dur {}",
-            event.dur.as_deref().map_or("", |d| d.get())
+            event.dur.map_or("", |d| d.get())
         ));
     }
     Ok((start, start + dur))
@@ -81,11 +82,10 @@ fn to_nanos(base: i128, femtos: Femtos) -> std::result::Result<Nanos, String> {
         .map_err(|_| "timestamp does not fit in 64-bit nanoseconds".to_owned())
 }
 
-fn args_of(event: &RawEvent) -> RawArgs<'_> {
+fn args_of<'a>(event: &RawEvent<'a>) -> RawArgs<'a> {
     event
         .args
-        .as_deref()
-        .and_then(|a| serde_json::from_str::<RawArgs<'_>>(a.get()).ok())
+        .and_then(|a| serde_json::from_str::<RawArgs<'a>>(a.get()).ok())
         .unwrap_or_default()
 }
 
@@ -139,13 +139,13 @@ pub(crate) fn import_one(
                 let (start, end) = times(&event).map_err(malformed)?;
                 let args = args_of(&event);
                 let device = raw_int(args.device)
-                    .or_else(|| raw_int(event.pid.as_deref()))
+                    .or_else(|| raw_int(event.pid))
                     .and_then(|d| u32::try_from(d).ok());
                 let gpu = GpuEvent {
                     start: to_nanos(base, start).map_err(malformed)?,
                     end: to_nanos(base, end).map_err(malformed)?,
                     kind,
-                    name: raw_str(event.name.as_deref()).unwrap_or_default(),
+                    name: raw_str(event.name).unwrap_or_default(),
                     device,
                     stream: raw_int(args.stream).and_then(|s| u64::try_from(s).ok()),
                     correlation: positive(args.correlation),
@@ -175,7 +175,7 @@ fn launch_call(
     let Some(correlation) = positive(args.correlation) else {
         return Ok(None);
     };
-    let Some(pid) = raw_int(event.pid.as_deref()) else {
+    let Some(pid) = raw_int(event.pid) else {
         return Ok(None);
     };
     let (start, end) = times(event)?;
@@ -183,10 +183,10 @@ fn launch_call(
         correlation,
         LaunchCall {
             pid,
-            tid: raw_label(event.tid.as_deref()).unwrap_or_default().into(),
+            tid: raw_label(event.tid).unwrap_or_default().into(),
             start: to_nanos(base, start)?,
             end: to_nanos(base, end)?,
-            name: raw_str(event.name.as_deref()).unwrap_or_default().into(),
+            name: raw_str(event.name).unwrap_or_default().into(),
         },
     )))
 }
@@ -249,18 +249,18 @@ fn scan(
                 }
             },
             Role::Range => {
-                let name = raw_cow(event.name.as_deref()).unwrap_or_default();
+                let name = raw_cow(event.name).unwrap_or_default();
                 if is_candidate_range(&name, extra) {
                     let name = name.into_owned();
                     let (start, end) = times(&event).map_err(malformed)?;
-                    let Some(pid) = raw_int(event.pid.as_deref()) else {
+                    let Some(pid) = raw_int(event.pid) else {
                         non_numeric_pids += 1;
                         return Ok(());
                     };
                     seen(start);
                     ranges.push(RangeSpan {
                         pid,
-                        tid: raw_label(event.tid.as_deref()).unwrap_or_default().into(),
+                        tid: raw_label(event.tid).unwrap_or_default().into(),
                         start: to_nanos(0, start).map_err(malformed)?,
                         end: to_nanos(0, end).map_err(malformed)?,
                         name,
@@ -400,7 +400,10 @@ fn read_pass(
         }
         on_event(i, event)
     };
-    let result = parse::read_document(opened.reader, &mut callback, &index);
+    let result = match opened.reader {
+        source::Stream::Plain(reader) => parse::read_document(reader, &mut callback, &index),
+        source::Stream::Gzip(reader) => parse::read_document(*reader, &mut callback, &index),
+    };
     match result {
         Ok(header) => {
             progress(phase, total, total);
@@ -418,7 +421,7 @@ fn read_pass(
             } => Error::Malformed {
                 path,
                 location: format!(
-                    "{location} (ending near line {line} column {column}{})",
+                    "{location} at line {line} column {column}{}",
                     if opened.gzip {
                         " of the decompressed JSON"
                     } else {
@@ -429,9 +432,9 @@ fn read_pass(
             },
             other => other,
         }),
-        Err(ParseFailure::Json(e)) => Err(json_error(
+        Err(failure) => Err(decode_error(
             path,
-            &e,
+            failure,
             index.get(),
             opened.file_bytes.get(),
             opened.gzip,
@@ -439,50 +442,41 @@ fn read_pass(
     }
 }
 
-fn json_error(
+fn decode_error(
     path: &Path,
-    e: &serde_json::Error,
+    failure: ParseFailure,
     index: usize,
     file_bytes: u64,
     gzip: bool,
 ) -> Error {
-    use serde_json::error::Category;
     let text = if gzip {
         " of the decompressed JSON"
     } else {
         ""
     };
-    match e.classify() {
-        Category::Io => Error::Corrupt {
+    match failure {
+        ParseFailure::Io(e) => Error::Corrupt {
             path: path.to_path_buf(),
             position: format!("byte {file_bytes} of the file (traceEvents[{index}])"),
-            message: strip_position(&e.to_string()),
+            message: e.to_string(),
         },
-        Category::Syntax | Category::Eof => Error::Corrupt {
+        ParseFailure::Syntax {
+            line,
+            column,
+            message,
+        } => Error::Corrupt {
             path: path.to_path_buf(),
-            position: format!(
-                "line {} column {}{text} (traceEvents[{index}])",
-                e.line(),
-                e.column()
-            ),
-            message: strip_position(&e.to_string()),
+            position: format!("line {line} column {column}{text} (traceEvents[{index}])"),
+            message,
         },
-        Category::Data => Error::Format {
+        ParseFailure::NotATrace {
+            line,
+            column,
+            message,
+        } => Error::Format {
             path: path.to_path_buf(),
-            message: format!(
-                "not a Kineto trace at line {} column {}{text}: {}",
-                e.line(),
-                e.column(),
-                strip_position(&e.to_string())
-            ),
+            message: format!("not a Kineto trace at line {line} column {column}{text}: {message}"),
         },
-    }
-}
-
-/// serde_json appends ` at line L column C`; the position is reported separately.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(at) => message[..at].to_owned(),
-        None => message.to_owned(),
+        ParseFailure::Stopped { error, .. } => error,
     }
 }

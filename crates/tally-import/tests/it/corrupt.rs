@@ -119,7 +119,7 @@ fn a_bad_event_names_its_index_and_position() {
     let message = err.to_string();
     assert!(matches!(err, Error::Malformed { .. }), "{message}");
     assert!(
-        message.contains("neg.json: traceEvents[1] (ending near line 4 column 1)"),
+        message.contains("neg.json: traceEvents[1] at line 3 column 3"),
         "{message}"
     );
     assert!(message.contains("negative dur -2"), "{message}");
