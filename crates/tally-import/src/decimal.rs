@@ -89,18 +89,18 @@ fn parse_scaled(text: &str, scale: i64) -> Result<i128, String> {
                 .map_err(|_| format!("{} is not a decimal number", shown()))?
         }
     };
-    let digits: String = int_part.chars().chain(frac_part.chars()).collect();
-    let significant = digits.trim_start_matches('0');
-    if significant.len() > MAX_DIGITS {
-        return Err(format!("{} has too many digits", shown()));
+    let mut mantissa: i128 = 0;
+    let mut significant = 0usize;
+    for byte in int_part.bytes().chain(frac_part.bytes()) {
+        if significant == 0 && byte == b'0' {
+            continue;
+        }
+        significant += 1;
+        if significant > MAX_DIGITS {
+            return Err(format!("{} has too many digits", shown()));
+        }
+        mantissa = mantissa * 10 + i128::from(byte - b'0');
     }
-    let mantissa: i128 = if significant.is_empty() {
-        0
-    } else {
-        significant
-            .parse()
-            .map_err(|_| format!("{} is out of range", shown()))?
-    };
     let shift = scale + exponent - frac_part.len() as i64;
     let magnitude = if mantissa == 0 {
         0

@@ -92,6 +92,8 @@ impl<'a> Emitter<'a> {
         sink: &mut Sink<'_>,
     ) -> Result<Self> {
         let steps = StepIndex::new(&iterations);
+        let mut launches = launches;
+        launches.seal();
         let mut emitter = Self {
             facts,
             run,
@@ -221,16 +223,16 @@ impl<'a> Emitter<'a> {
         Ok(entry(Some(derived.into()), UuidSource::Derived))
     }
 
-    fn launch_of(&self, event: &GpuEvent) -> Option<&LaunchCall> {
+    fn launch_of(&self, event: &GpuEvent) -> Option<LaunchCall> {
         event
             .correlation
-            .and_then(|c| self.launches.get(&(event.pid, c)))
+            .and_then(|c| self.launches.get(event.pid, c))
     }
 
     /// Links, accounts and emits (or groups) one GPU event.
     pub fn gpu_event(&mut self, event: GpuEvent, sink: &mut Sink<'_>) -> Result<()> {
         self.gpu_events += 1;
-        let launch = self.launch_of(&event).cloned();
+        let launch = self.launch_of(&event);
         let link = match &launch {
             None => Link::Unresolved(crate::linking::UnresolvedReason::NoLaunchRecord),
             Some(call) => self.steps.link(call.pid, call.start),

@@ -18,6 +18,7 @@ mod driver;
 pub mod emit;
 pub mod error;
 pub mod kineto;
+pub mod launches;
 pub mod link;
 pub mod linking;
 pub mod nsys;

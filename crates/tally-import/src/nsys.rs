@@ -326,7 +326,7 @@ fn launches(db: &Database<'_>, base: i64) -> Result<(LaunchTable, Option<String>
     );
     db.each_row(&sql, RUNTIME, &mut |row| {
         let (correlation, call) = launch_row(row, base)?;
-        table.insert((Some(call.pid), correlation), call);
+        table.insert(Some(call.pid), correlation, &call);
         Ok(())
     })?;
     Ok((table, Some(sql)))
@@ -455,7 +455,7 @@ fn facts(
     let mut not_imported = BTreeMap::new();
     // Which processes ran which CUDA ordinals.
     let mut used: BTreeSet<(i64, u32)> = BTreeSet::new();
-    let mut earliest: Option<i64> = launches.values().map(|l| l.start).min();
+    let mut earliest: Option<i64> = launches.calls().map(|(_, _, start)| start).min();
     for (table, _) in GPU_TABLES
         .iter()
         .filter(|(t, _)| gpu_sql.is_some() && db.has(t))

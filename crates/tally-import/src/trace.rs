@@ -9,10 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use rustc_hash::FxHashMap;
 use tally_evidence::{Nanos, Text};
-
-use crate::linking::LaunchCall;
 
 /// The trace formats tally imports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -85,8 +82,7 @@ pub struct GpuEvent {
     pub pid: Option<i64>,
 }
 
-/// The launch calls of one trace, keyed by (process for multi-process formats, correlation id).
-pub type LaunchTable = FxHashMap<(Option<i64>, u64), LaunchCall>;
+pub use crate::launches::LaunchTable;
 
 /// Everything known about one input after its first pass.
 #[derive(Clone, Debug)]
@@ -130,8 +126,8 @@ pub struct TraceFacts {
 /// Picks the process with most launch calls (ties: smallest pid).
 pub fn main_pid(launches: &LaunchTable) -> Option<i64> {
     let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
-    for call in launches.values() {
-        *counts.entry(call.pid).or_default() += 1;
+    for (pid, _, _) in launches.calls() {
+        *counts.entry(pid).or_default() += 1;
     }
     let best = counts.values().copied().max()?;
     counts

@@ -191,15 +191,6 @@ fn launch_call(
     )))
 }
 
-/// The shared copy of `text`.
-fn intern(names: &mut rustc_hash::FxHashSet<Text>, text: &Text) -> Text {
-    if let Some(shared) = names.get(text) {
-        return shared.clone();
-    }
-    names.insert(text.clone());
-    text.clone()
-}
-
 fn is_candidate_range(name: &str, extra: Option<&Regex>) -> bool {
     name.starts_with("ProfilerStep#")
         || name.starts_with(ENGINE_RANGE_PREFIX)
@@ -216,7 +207,6 @@ fn scan(
     let mut earliest: Option<Femtos> = None;
     let mut duplicate_correlations = 0;
     let mut non_numeric_pids = 0;
-    let mut names: rustc_hash::FxHashSet<Text> = rustc_hash::FxHashSet::default();
     let header = read_pass(path, Phase::Scan, progress, &mut |index, event| {
         let Some(role) = event_role(&event) else {
             return Ok(());
@@ -233,14 +223,9 @@ fn scan(
                 seen(start);
             }
             Role::Launch => match launch_call(&event, 0).map_err(malformed)? {
-                Some((correlation, mut call)) => {
-                    // Thousands of calls share a few API names and threads: keep one copy each.
-                    call.name = intern(&mut names, &call.name);
-                    call.tid = intern(&mut names, &call.tid);
+                Some((correlation, call)) => {
                     seen(Femtos::from(call.start) * 1_000_000);
-                    if launches.insert((None, correlation), call).is_some() {
-                        duplicate_correlations += 1;
-                    }
+                    launches.insert(None, correlation, &call);
                 }
                 None => {
                     if positive(args_of(&event).correlation).is_some() {
@@ -287,10 +272,11 @@ fn scan(
         range.start = shift(range.start)?;
         range.end = shift(range.end)?;
     }
-    for call in launches.values_mut() {
-        call.start = shift(call.start)?;
-        call.end = shift(call.end)?;
-    }
+    launches.seal();
+    duplicate_correlations += launches.duplicates();
+    launches
+        .shift(base)
+        .ok_or_else(|| Error::format(path, "baseTimeNanoseconds + ts does not fit in 64-bit ns"))?;
     let earliest = match earliest {
         Some(e) => Some(to_nanos(base, e).map_err(|m| Error::format(path, m))?),
         None => None,
@@ -343,7 +329,10 @@ fn facts(path: &Path, trace_key: Text, scan: &Scan) -> Result<TraceFacts> {
     let host = text(&header.host_name);
     let rank = field("rank");
     let pid = main_pid(&scan.launches);
-    let hip = scan.launches.values().any(|l| l.name.starts_with("hip"));
+    let hip = scan
+        .launches
+        .calls()
+        .any(|(_, name, _)| name.starts_with("hip"));
     let mut notes = Vec::new();
     if scan.duplicate_correlations > 0 {
         notes.push(format!(

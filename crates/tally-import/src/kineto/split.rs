@@ -128,16 +128,18 @@ impl<R: Read> Splitter<R> {
         }
     }
 
-    /// Moves the cursor over `n` available bytes, keeping line and column.
+    /// Moves the cursor over `n` available bytes, keeping line and column (in characters).
     fn advance(&mut self, n: usize) {
-        for &byte in &self.buf[self.pos..self.pos + n] {
-            if byte == b'\n' {
-                self.line += 1;
+        let bytes = &self.buf[self.pos..self.pos + n];
+        let tail = match memchr::memrchr(b'\n', bytes) {
+            Some(last) => {
+                self.line += memchr::memchr_iter(b'\n', bytes).count() as u64;
                 self.column = 1;
-            } else if byte & 0xC0 != 0x80 {
-                self.column += 1;
+                &bytes[last + 1..]
             }
-        }
+            None => bytes,
+        };
+        self.column += tail.iter().filter(|&&b| b & 0xC0 != 0x80).count() as u64;
         self.pos += n;
     }
 
@@ -151,7 +153,6 @@ impl<R: Read> Splitter<R> {
         let mut scanned = 0usize; // bytes of the value known so far, from pos
         let mut depth = 0usize;
         let mut in_string = false;
-        let mut escaped = false;
         let len = loop {
             if self.pos + scanned == self.end {
                 let before = self.end - self.pos;
@@ -168,21 +169,41 @@ impl<R: Read> Splitter<R> {
                     });
                 }
             }
-            let byte = self.buf[self.pos + scanned];
-            scanned += 1;
             if in_string {
-                if escaped {
-                    escaped = false;
-                } else if byte == b'\\' {
-                    escaped = true;
-                } else if byte == b'"' {
-                    in_string = false;
-                    if depth == 0 {
-                        break scanned;
+                // Jump to the next quote or backslash.
+                let window = &self.buf[self.pos + scanned..self.end];
+                match memchr::memchr2(b'"', b'\\', window) {
+                    None => {
+                        scanned += window.len();
+                        continue;
                     }
+                    Some(at) => scanned += at,
+                }
+                if self.pos + scanned + 1 >= self.end && self.buf[self.pos + scanned] == b'\\' {
+                    // An escape at the window's end: read on before deciding.
+                    let before = self.end - self.pos;
+                    self.fill(before + 1)?;
+                    if self.end - self.pos == before {
+                        return Err(SplitError::Syntax {
+                            line: start_position.0,
+                            column: start_position.1,
+                            message: "EOF while parsing a string".into(),
+                        });
+                    }
+                }
+                if self.buf[self.pos + scanned] == b'\\' {
+                    scanned += 2;
+                    continue;
+                }
+                scanned += 1;
+                in_string = false;
+                if depth == 0 {
+                    break scanned;
                 }
                 continue;
             }
+            let byte = self.buf[self.pos + scanned];
+            scanned += 1;
             match byte {
                 b'"' => in_string = true,
                 b'{' | b'[' => depth += 1,
