@@ -8,3 +8,4 @@ mod link;
 mod perfetto;
 mod real;
 mod records;
+mod synthetic;
