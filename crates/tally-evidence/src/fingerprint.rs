@@ -171,8 +171,10 @@ pub fn rewrite_special_literals(text: &str) -> String {
         let c = bytes[i];
         if in_string {
             if c == b'\\' && i + 1 < bytes.len() {
-                out.push_str(&text[i..i + 2]);
-                i += 2;
+                // The escaped character may be multi-byte (an invalid escape such as `\é`).
+                let end = i + 1 + utf8_len(bytes[i + 1]);
+                out.push_str(&text[i..end]);
+                i = end;
                 continue;
             }
             if c == b'"' {

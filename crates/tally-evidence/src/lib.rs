@@ -2,12 +2,12 @@
 //!
 //! This crate reproduces stormlog 0.4.3's `correlation_accounting` (and the codec around it) in
 //! Rust, with the same names: the event model ([`model`]), the JSONL reader for schema versions
-//! 1–4 ([`read`]) and writer for v2/v4 ([`write`]), resolution into a [`CorrelationGraph`]
+//! 1–4 ([`read`]) and writer for v2/v4 ([`write`](mod@write)), resolution into a [`CorrelationGraph`]
 //! ([`resolve`]), GPU-time accounting into [`RunAccounting`] ([`account`]), clock alignment
 //! ([`align`]) and request-share validation ([`shares`]).
 //!
 //! Layering inside the crate: [`model`], [`fingerprint`], [`interval`], [`resolve`], [`account`],
-//! [`align`] and [`shares`] are pure (no I/O, no threads); [`read`] and [`write`] own files,
+//! [`align`] and [`shares`] are pure (no I/O, no threads); [`read`] and [`write`](mod@write) own files,
 //! decompression, memory maps and the parallel parse. The behaviour is specified in
 //! `shared/spec/evidence.md`; tally's deliberate decisions are in `docs/evidence.md`.
 

@@ -235,12 +235,13 @@ impl Metadata {
         self.raw.is_none()
     }
 
-    /// Parses the object. Metadata read by tally's reader always parses; the reader replaces the
-    /// non-standard literals `NaN`/`Infinity` before it gets here.
+    /// Parses the object. Metadata read by tally's reader always parses: it keeps the text as
+    /// written, and the non-standard literals `NaN`/`Infinity`/`-Infinity` come back as the
+    /// sentinel strings of [`fingerprint::parse_lenient`].
     pub fn to_map(&self) -> serde_json::Map<String, serde_json::Value> {
         match &self.raw {
             None => serde_json::Map::new(),
-            Some(text) => match serde_json::from_str(text) {
+            Some(text) => match fingerprint::parse_lenient(text) {
                 Ok(serde_json::Value::Object(map)) => map,
                 _ => serde_json::Map::new(),
             },

@@ -16,7 +16,10 @@
 //! v4 context ids are resolved sequentially per batch (they are cheap); records go to the sink in
 //! file order while the next batch is being parsed. Memory is bounded by about three batches
 //! plus what the sink keeps. Identical embedded contexts share one `Arc` (a small per-thread
-//! cache keyed by the context's raw text); each v4 definition is one `Arc`.
+//! cache keyed by the context's raw text), and a line whose context text is already in that cache
+//! is parsed without scanning the context again (a verified substitution; see `known`); each v4
+//! definition is one `Arc`, whatever its aliases. Low-cardinality strings (producer ids, roles,
+//! kinds, names) are shared per thread too.
 //!
 //! Not here: resolution and de-duplication ([`crate::resolve`]) and writing ([`crate::write`]).
 //!
@@ -60,13 +63,16 @@
 //!   `collection_mode`, `provenance`, `activity_domain` and `attribution_status`.
 
 mod batch;
+mod bodies;
 mod context;
 mod decode;
 mod drive;
 mod events;
 mod fields;
 mod input;
+mod known;
 mod lines;
+mod value;
 mod wire;
 
 use std::num::NonZeroUsize;
@@ -193,12 +199,13 @@ pub fn iter_inference_events(
 /// decoder`) because its context lives elsewhere. A JSON value that is not an object is refused
 /// with `record must be an object`. Errors carry no origin.
 pub fn parse_inference_record(json: &str) -> Result<InferenceRecord> {
-    decode::with_json(json, |line, lenient| match line {
+    decode::with_json(json, |line, parsed| match line {
         wire::Line::NotObject => Err(fields::Fault::Value("record must be an object".into())),
         wire::Line::Object(wire) => {
             let rec = events::Fields {
                 wire: &wire,
-                lenient,
+                lenient: parsed.lenient,
+                known_context: parsed.known_context,
             };
             decode::embedded_record(&rec, rec.val(wire::Key::SchemaVersion), json)
         }

@@ -113,7 +113,7 @@ impl GpuHours {
             .sum()
     }
 
-    /// The median, over the last [`PROJECTION_WINDOW`] evaluations (in the order their first
+    /// The median, over the last `PROJECTION_WINDOW` (5) evaluations (in the order their first
     /// measurement appears), of each evaluation's summed seconds; `None` with no evaluation.
     pub fn projected_seconds(data: &CampaignData) -> Option<f64> {
         let totals = evaluation_seconds(data);

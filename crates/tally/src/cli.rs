@@ -240,6 +240,14 @@ pub enum TraceCommand {
     Convert(ConvertArgs),
     /// Generate a synthetic artifact of a continuous-batching server (seeded, realistic).
     Synth(SynthArgs),
+    /// Import profiler traces (PyTorch/Kineto JSON, Nsight Systems SQLite) as an artifact.
+    #[command(subcommand)]
+    Import(ImportCommand),
+    /// Export artifacts for viewers.
+    #[command(subcommand)]
+    Export(ExportCommand),
+    /// Link a trace's activities to an engine's iterations by correlation ids.
+    Link(LinkArgs),
     /// Parse and validate artifacts without resolving them (for benchmarks).
     #[command(hide = true)]
     ParseOnly(ParseOnlyArgs),
@@ -375,6 +383,88 @@ pub struct SynthArgs {
     /// Output file (`-` for standard output).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: PathBuf,
+}
+
+/// `tally trace import ...`
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// PyTorch profiler (Kineto / Chrome trace) JSON, optionally gzip-compressed.
+    Kineto(ImportArgs),
+    /// Nsight Systems SQLite exports (`nsys export --type sqlite`), optionally gzip-compressed.
+    Nsys(ImportArgs),
+}
+
+/// Options of `tally trace import kineto|nsys`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Trace files (several files, e.g. ranks of one job, go into one artifact).
+    #[arg(required = true, value_name = "TRACE")]
+    pub traces: Vec<PathBuf>,
+    /// The artifact to write (JSONL; `-` for standard output).
+    #[arg(short = 'o', long = "output", value_name = "ARTIFACT.jsonl")]
+    pub output: PathBuf,
+    /// The run id (default: derived from the traces' bytes).
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+    /// A GPU's UUID: `UUID` (device 0), `INDEX=UUID`, or `TRACE_FILE:INDEX=UUID`; repeatable.
+    #[arg(long = "device-uuid", value_name = "UUID")]
+    pub device_uuids: Vec<String>,
+    /// Ranges whose name matches this regular expression become iterations too.
+    #[arg(long, value_name = "REGEX")]
+    pub iterations: Option<String>,
+    /// One activity per GPU event (`kernel`) or per launch (`launch`, CUDA graphs carry their
+    /// busy sub-intervals).
+    #[arg(long, value_enum, default_value_t = DetailArg::Kernel)]
+    pub detail: DetailArg,
+    /// Also write each runtime launch call as a `runtime` activity (for the Perfetto view).
+    #[arg(long)]
+    pub runtime: bool,
+    /// Artifact form.
+    #[arg(long, value_enum, default_value_t = FormArg::V4)]
+    pub form: FormArg,
+}
+
+/// Import granularity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DetailArg {
+    /// One activity per GPU event.
+    Kernel,
+    /// One activity per launch.
+    Launch,
+}
+
+/// `tally trace export ...`
+#[derive(Debug, Subcommand)]
+pub enum ExportCommand {
+    /// A Chrome trace-event file for the Perfetto UI and chrome://tracing.
+    Perfetto(PerfettoArgs),
+}
+
+/// `tally trace export perfetto`
+#[derive(Debug, Args)]
+pub struct PerfettoArgs {
+    #[command(flatten)]
+    pub input: EvidenceFiles,
+    /// The trace-event JSON to write (`-` for standard output).
+    #[arg(short = 'o', long = "output", value_name = "OUT.json")]
+    pub output: PathBuf,
+}
+
+/// `tally trace link`
+#[derive(Debug, Args)]
+pub struct LinkArgs {
+    /// The engine's artifact (iterations, engine activity refs with correlation ids).
+    #[arg(value_name = "ENGINE.jsonl")]
+    pub engine: PathBuf,
+    /// The trace's artifact (imported GPU activities).
+    #[arg(value_name = "TRACE.jsonl")]
+    pub trace: PathBuf,
+    /// The linked artifact (engine records, then the trace's with new links).
+    #[arg(short = 'o', long = "output", value_name = "OUT.jsonl")]
+    pub output: PathBuf,
+    /// Artifact form.
+    #[arg(long, value_enum, default_value_t = FormArg::V4)]
+    pub form: FormArg,
 }
 
 /// `tally trace parse-only`

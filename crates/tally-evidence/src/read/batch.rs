@@ -6,15 +6,12 @@
 //! This module owns no I/O and no thread pool: it runs on whatever rayon pool calls it, and the
 //! caller (`drive`) decides where batches come from and where records go.
 
-use std::sync::Arc;
-
 use rayon::prelude::*;
 
-use crate::model::{CorrelationContext, CorrelationEvent, InferenceRecord};
+use crate::model::InferenceRecord;
 
-use super::context::{CorrelationRecordDecoder, Resolved};
-use super::decode::decode_line;
-use super::events::EventParts;
+use super::context::CorrelationRecordDecoder;
+use super::decode::{Decoded, decode_line};
 use super::fields::Fault;
 use super::lines::{LineSpan, split_lines};
 
@@ -30,20 +27,26 @@ pub(crate) struct Position {
     pub offset: u64,
 }
 
-/// The records of one batch, in file order, and the failure that ended it, if any.
-#[derive(Debug, Default)]
+/// The decoded lines of one batch, in file order, up to the failure that ended it, if any.
+#[derive(Debug)]
 pub(crate) struct BatchRecords {
-    /// `(line, record)` for every record before the failure.
-    pub records: Vec<(u64, InferenceRecord)>,
+    /// One item per physical line from the batch's first line, up to the failure: records,
+    /// and blank items for blank lines and definitions. Nothing is moved between the phases.
+    items: Vec<Result<Decoded, Fault>>,
+    first_line: u64,
     /// The first failing line and why; no line after it was looked at.
     pub failure: Option<(u64, Fault)>,
     /// Physical lines in the batch.
     pub line_count: u64,
 }
 
-enum Slot {
-    Done(InferenceRecord),
-    Pending(Arc<CorrelationContext>, EventParts),
+impl BatchRecords {
+    /// `(line, record)` for every record before the failure, in file order.
+    pub(crate) fn records(self) -> impl Iterator<Item = (u64, InferenceRecord)> {
+        (self.first_line..)
+            .zip(self.items)
+            .filter_map(|(line, item)| Some((line, item.ok()?.finish()?)))
+    }
 }
 
 /// Decodes one batch of whole lines (`bytes` never ends inside a line, except at the end of the
@@ -56,47 +59,47 @@ pub(crate) fn decode_batch(
     let mut spans: Vec<LineSpan> = Vec::new();
     split_lines(bytes, &mut spans);
     let line_count = spans.len() as u64;
-    let decoded: Vec<Result<_, Fault>> = spans
+    let mut items: Vec<Result<Decoded, Fault>> = spans
         .par_iter()
         .with_min_len(MIN_LINES_PER_TASK)
         .map(|s| decode_line(&bytes[s.start..s.end], at.offset + s.start as u64))
         .collect();
     drop(spans);
 
-    let mut slots: Vec<(u64, Slot)> = Vec::with_capacity(decoded.len());
+    // Definitions and context ids, in file order; the first failure ends the batch.
     let mut failure = None;
-    for (line, item) in (at.line..).zip(decoded) {
-        match item.and_then(|d| decoder.resolve(d)) {
-            Ok(Resolved::Nothing) => {}
-            Ok(Resolved::Record(record)) => slots.push((line, Slot::Done(record))),
-            Ok(Resolved::Pending(context, parts)) => {
-                slots.push((line, Slot::Pending(context, parts)));
+    let mut resolved_any = false;
+    for (i, item) in items.iter_mut().enumerate() {
+        let outcome = match item {
+            Err(_) => Err(()),
+            Ok(Decoded::Blank | Decoded::Record(_)) => Ok(()),
+            Ok(decoded) => {
+                resolved_any = true;
+                decoder.resolve(decoded).map_err(|fault| *item = Err(fault))
             }
-            Err(fault) => {
-                failure = Some((line, fault));
-                break;
-            }
+        };
+        if outcome.is_err() {
+            let Some(Err(fault)) = items.drain(i..).next() else {
+                unreachable!("the failing item is an error")
+            };
+            failure = Some((at.line + i as u64, fault));
+            break;
         }
     }
 
-    let records = slots
-        .into_par_iter()
-        .with_min_len(MIN_LINES_PER_TASK)
-        .map(|(line, slot)| {
-            let record = match slot {
-                Slot::Done(record) => record,
-                Slot::Pending(context, parts) => InferenceRecord::Event(CorrelationEvent::new(
-                    context,
-                    parts.event_id,
-                    parts.metadata,
-                    parts.body,
-                )),
-            };
-            (line, record)
-        })
-        .collect();
+    if resolved_any {
+        items
+            .par_iter_mut()
+            .with_min_len(MIN_LINES_PER_TASK)
+            .for_each(|item| {
+                if let Ok(decoded) = item {
+                    decoded.finish_in_place();
+                }
+            });
+    }
     BatchRecords {
-        records,
+        items,
+        first_line: at.line,
         failure,
         line_count,
     }

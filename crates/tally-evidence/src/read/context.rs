@@ -12,7 +12,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Origin, Result};
-use crate::model::{CorrelationContext, CorrelationEvent, InferenceRecord, Text};
+use crate::model::{CorrelationContext, InferenceRecord, Text};
 
 use super::decode::{self, Decoded};
 use super::fields::Fault;
@@ -154,43 +154,27 @@ impl CorrelationRecordDecoder {
     /// line, else the record (legacy, or a validated event with its context restored). Errors
     /// carry no origin; the file readers add it.
     pub fn decode(&mut self, json: &str) -> Result<Option<InferenceRecord>> {
-        let decoded = decode::decode_line(json.as_bytes(), 0).map_err(refusal)?;
-        match self.resolve(decoded).map_err(refusal)? {
-            Resolved::Nothing => Ok(None),
-            Resolved::Record(record) => Ok(Some(record)),
-            Resolved::Pending(context, parts) => Ok(Some(InferenceRecord::Event(
-                CorrelationEvent::new(context, parts.event_id, parts.metadata, parts.body),
-            ))),
-        }
+        let mut decoded = decode::decode_line(json.as_bytes(), 0).map_err(refusal)?;
+        self.resolve(&mut decoded).map_err(refusal)?;
+        Ok(decoded.finish())
     }
 
-    /// Applies one decoded line to the registry, in file order: registers a definition, looks a
-    /// compact record's id up (the lookup error comes before the body's own).
-    pub(crate) fn resolve(&mut self, decoded: Decoded) -> Result<Resolved, Fault> {
-        Ok(match decoded {
-            Decoded::Blank => Resolved::Nothing,
-            Decoded::Record(record) => Resolved::Record(record),
+    /// Applies one decoded line to the registry, in file order: a definition is registered (and
+    /// becomes blank); a compact record's id is looked up (the lookup error comes before the
+    /// body's own) and it becomes [`Decoded::Resolved`].
+    pub(crate) fn resolve(&mut self, decoded: &mut Decoded) -> Result<(), Fault> {
+        match std::mem::replace(decoded, Decoded::Blank) {
             Decoded::Definition { id, context } => {
-                self.registry.define(&id, Arc::new(context))?;
-                Resolved::Nothing
+                self.registry.define(&id, context)?;
             }
             Decoded::Compact { id, event } => {
                 let context = Arc::clone(self.registry.find(&id)?);
-                Resolved::Pending(context, event?)
+                *decoded = Decoded::Resolved(context, event?);
             }
-        })
+            other => *decoded = other,
+        }
+        Ok(())
     }
-}
-
-/// A line after [`CorrelationRecordDecoder::resolve`].
-#[derive(Debug)]
-pub(crate) enum Resolved {
-    /// A blank line or a definition.
-    Nothing,
-    /// A finished record.
-    Record(InferenceRecord),
-    /// A compact record's context and body, to be assembled (in parallel) into an event.
-    Pending(Arc<CorrelationContext>, super::events::EventParts),
 }
 
 #[cfg(test)]

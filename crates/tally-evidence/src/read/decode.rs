@@ -7,13 +7,17 @@
 //! fully checked body (everything the reference checks after the id lookup), and the caller
 //! resolves ids in file order (`context`, `batch`).
 
+use std::sync::Arc;
+
 use crate::fingerprint;
 use crate::model::{CorrelationContext, CorrelationEvent, InferenceRecord, LegacyRecord, Text};
 
 use super::events::{self, ContextSource, Embedded, EventParts, Fields};
 use super::fields::{self, Checked, Fault};
+use super::known;
 use super::lines;
-use super::wire::{self, Int, Key, Line, RecordWire, Val};
+use super::value::{Int, Val};
+use super::wire::{self, Key, Line, RecordWire};
 
 /// What one line is.
 #[derive(Debug)]
@@ -27,7 +31,7 @@ pub(crate) enum Decoded {
         /// The context id.
         id: Text,
         /// The context.
-        context: CorrelationContext,
+        context: Arc<CorrelationContext>,
     },
     /// A v4 compact record: its context id and its body, checked as the expanded record would be
     /// (the error, if any, counts only once the id resolves).
@@ -37,6 +41,31 @@ pub(crate) enum Decoded {
         /// The checked body.
         event: Checked<EventParts>,
     },
+    /// A compact record whose id resolved: its context and body, to be assembled into an event
+    /// (in parallel) by [`Decoded::finish`].
+    Resolved(Arc<CorrelationContext>, EventParts),
+}
+
+impl Decoded {
+    /// The record this line holds, once resolved: a resolved compact record is assembled into an
+    /// event here (its fingerprint computed). `None` for blank lines and definitions.
+    pub(crate) fn finish(self) -> Option<InferenceRecord> {
+        match self {
+            Decoded::Record(record) => Some(record),
+            Decoded::Resolved(context, parts) => Some(InferenceRecord::Event(
+                CorrelationEvent::new(context, parts.event_id, parts.metadata, parts.body),
+            )),
+            Decoded::Blank | Decoded::Definition { .. } | Decoded::Compact { .. } => None,
+        }
+    }
+
+    /// [`finish`](Self::finish) in place, for a resolved compact record.
+    pub(crate) fn finish_in_place(&mut self) {
+        if matches!(self, Decoded::Resolved(..)) {
+            let record = std::mem::replace(self, Decoded::Blank).finish();
+            *self = Decoded::Record(record.expect("a resolved record finishes"));
+        }
+    }
 }
 
 /// Decodes one physical line. `offset` is the line's byte offset in its input, for the UTF-8
@@ -55,37 +84,71 @@ pub(crate) fn decode_line(bytes: &[u8], offset: u64) -> Checked<Decoded> {
     if lines::is_blank(text) {
         return Ok(Decoded::Blank);
     }
-    with_json(text, |line, lenient| match line {
+
+    with_json(text, |line, parsed| match line {
         Line::NotObject => Err(Fault::Value("record must be an object".into())),
-        Line::Object(wire) => classify(&wire, text, lenient),
+        Line::Object(wire) => classify(&wire, text, parsed),
     })
+}
+
+/// How a line was parsed, besides its structure.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Parsed {
+    /// The line's `NaN`/`Infinity` literals were rewritten to sentinels.
+    pub lenient: bool,
+    /// The line's top-level `context` was a text this thread had validated: its value in the
+    /// parsed line is a placeholder, and this is the context.
+    pub known_context: Option<Arc<CorrelationContext>>,
 }
 
 /// Parses `text` as one JSON value and hands it to `then`, with the reference's parser's
 /// leniency: if strict JSON fails and the text has `NaN`/`Infinity` literals, they are rewritten
-/// to sentinels and the parse retried (`lenient = true`). A failing retry reports the strict
-/// error.
+/// to sentinels and the parse retried (`lenient`). A failing retry reports the strict error. A
+/// known embedded context is not scanned again (see `known`).
 pub(crate) fn with_json<T>(
     text: &str,
-    then: impl FnOnce(Line<'_>, bool) -> Checked<T>,
+    then: impl FnOnce(Line<'_>, Parsed) -> Checked<T>,
 ) -> Checked<T> {
+    if text.len() > wire::MAX_LINE_BYTES {
+        return Err(Fault::Value(format!(
+            "the line is {} bytes long; tally reads lines of at most 4 GiB: split the record",
+            text.len()
+        )));
+    }
     if text.starts_with('\u{feff}') {
         // Python's wording (`json.loads` refuses a leading byte-order mark).
         return Err(Fault::Value(
             "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)".into(),
         ));
     }
+    let mut then = Some(then);
+    if let Some(result) = known::with_known_context(text, |line, context| {
+        let parsed = Parsed {
+            lenient: false,
+            known_context: Some(context),
+        };
+        (then.take().expect("called once"))(line, parsed)
+    }) {
+        return result;
+    }
+    let then = then.expect("not called yet");
     let strict = match wire::parse_line(text) {
-        Ok(line) => return then(line, false),
+        Ok(line) => return then(line, Parsed::default()),
         Err(e) => e,
     };
-    let bytes = text.as_bytes();
-    let special = memchr::memmem::find(bytes, b"NaN").is_some()
-        || memchr::memmem::find(bytes, b"Infinity").is_some();
+    static NAN: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("NaN"));
+    static INFINITY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("Infinity"));
+    let special = wire::contains(&NAN, text) || wire::contains(&INFINITY, text);
     if special {
         let rewritten = fingerprint::rewrite_special_literals(text);
         if let Ok(line) = wire::parse_line(&rewritten) {
-            return then(line, true);
+            let parsed = Parsed {
+                lenient: true,
+                known_context: None,
+            };
+            return then(line, parsed);
         }
     }
     Err(Fault::Value(strict.to_string()))
@@ -97,8 +160,12 @@ fn trim_json_space(text: &str) -> &str {
 }
 
 /// `CorrelationRecordDecoder._expand` then `decode_event` (`evidence.md` §2.2, §2.9).
-fn classify(wire: &RecordWire<'_>, text: &str, lenient: bool) -> Checked<Decoded> {
-    let rec = Fields { wire, lenient };
+fn classify(wire: &RecordWire<'_>, text: &str, parsed: Parsed) -> Checked<Decoded> {
+    let rec = Fields {
+        wire,
+        lenient: parsed.lenient,
+        known_context: parsed.known_context,
+    };
     let version = rec.val(Key::SchemaVersion);
     let definition = matches!(rec.val(Key::EventType), Some(Val::Str(t)) if t == "infer.context");
     let version_equals_4 = match &version {
@@ -122,17 +189,18 @@ fn classify(wire: &RecordWire<'_>, text: &str, lenient: bool) -> Checked<Decoded
             Key::ContextId,
             Key::Context,
         ];
-        let exact = wire.first_unknown().is_none()
-            && Key::ALL
-                .iter()
-                .all(|k| wire.has(*k) == definition_keys.contains(k));
+        let expected = definition_keys.iter().fold(0u64, |m, k| m | 1 << *k as u32);
+        let exact = wire.first_unknown().is_none() && wire.present_mask() == expected;
         if !exact {
             return Err(Fault::Value(
                 "infer.context requires exactly version, type, ID, context".into(),
             ));
         }
-        let context = match wire.get(Key::Context) {
-            Some(raw) if raw.starts_with('{') => fields::context(raw, lenient),
+        let context = match (&rec.known_context, wire.get(Key::Context)) {
+            (Some(known), _) => Ok(Arc::clone(known)),
+            (None, Some(raw)) if raw.starts_with('{') => {
+                fields::context(raw, rec.lenient).map(Arc::new)
+            }
             _ => Err(Fault::Value("context must be an object".into())),
         };
         // Outside an event, the reference's constructor errors are bare.

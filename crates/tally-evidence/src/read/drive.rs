@@ -47,14 +47,15 @@ fn io_error(name: &Text, source: std::io::Error) -> Error {
 
 /// Hands a batch's records to the sink, then its failure as the load's error.
 fn deliver(
-    batch: BatchRecords,
+    mut batch: BatchRecords,
     name: &Text,
     sink: &mut impl FnMut(Origin, InferenceRecord) -> Result<()>,
 ) -> Result<()> {
-    for (line, record) in batch.records {
+    let failure = batch.failure.take();
+    for (line, record) in batch.records() {
         sink(Origin::at(name.clone(), line), record)?;
     }
-    match batch.failure {
+    match failure {
         Some((line, fault)) => Err(located(fault, Origin::at(name.clone(), line))),
         None => Ok(()),
     }
@@ -141,11 +142,12 @@ impl InferenceEvents {
             }
             Ok(None) => self.done = true,
             Ok(Some(chunk)) => {
-                let batch = decode_batch(&chunk, self.at, &mut self.decoder);
+                let mut batch = decode_batch(&chunk, self.at, &mut self.decoder);
                 self.at.line += batch.line_count;
                 self.at.offset += chunk.len() as u64;
-                self.ready.extend(batch.records);
-                if let Some((line, fault)) = batch.failure {
+                let failure = batch.failure.take();
+                self.ready.extend(batch.records());
+                if let Some((line, fault)) = failure {
                     self.failure = Some(located(fault, Origin::at(self.name.clone(), line)));
                     self.done = true;
                 }

@@ -8,13 +8,12 @@
 //! the reference checks that field. Which checks run in which order is the caller's business
 //! (`events`); this module owns only the wording.
 
-use std::sync::Arc;
-
 use crate::model::{
     ClockKind, CollectionMode, CorrelationContext, EntityRef, Nanos, Provenance, Text,
 };
 
-use super::wire::{self, ContextWire, Int, Val};
+use super::value::{self, Int, Val};
+use super::wire::{self, ContextWire};
 
 /// Why a record is refused, before the line is attached.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,7 +33,7 @@ pub(crate) type Checked<T> = Result<T, Fault>;
 
 /// Types an optional raw value (`None`: the key is absent).
 pub(crate) fn typed_opt(raw: Option<&str>, lenient: bool) -> Option<Val<'_>> {
-    raw.map(|r| wire::classify(r, lenient))
+    raw.map(|r| value::classify(r, lenient))
 }
 
 /// The refusal of a string value that has a lone surrogate escape: Python keeps such a string,
@@ -56,6 +55,46 @@ pub(crate) fn nonempty(v: Option<Val<'_>>, field: &str) -> Checked<Text> {
         Some(Val::Str(s)) if !s.is_empty() => Ok(Text::from(s.as_ref())),
         Some(Val::LossyStr(_, unit)) => Err(lone_surrogate(field, unit)),
         _ => value(format!("{field} must be a non-empty string")),
+    }
+}
+
+/// Text shared with earlier equal values read on this thread, for the fields whose values repeat
+/// across records (producer ids, roles, kinds, names, statuses, clock domains): one allocation
+/// per distinct value and thread instead of one per record. Bounded: cleared when full.
+pub(crate) fn shared_text(s: &str) -> Text {
+    use std::cell::RefCell;
+    const CAPACITY: usize = 4096;
+    thread_local! {
+        static TEXTS: RefCell<rustc_hash::FxHashSet<Text>> =
+            RefCell::new(rustc_hash::FxHashSet::default());
+    }
+    TEXTS.with(|cell| {
+        let mut texts = cell.borrow_mut();
+        if let Some(text) = texts.get(s) {
+            return Text::clone(text);
+        }
+        if texts.len() >= CAPACITY {
+            texts.clear();
+        }
+        let text = Text::from(s);
+        texts.insert(Text::clone(&text));
+        text
+    })
+}
+
+/// [`nonempty`] for a field whose values repeat across records: the text is [`shared_text`].
+pub(crate) fn nonempty_shared(v: Option<Val<'_>>, field: &str) -> Checked<Text> {
+    match v {
+        Some(Val::Str(s)) if !s.is_empty() => Ok(shared_text(&s)),
+        v => nonempty(v, field),
+    }
+}
+
+/// [`opt_nonempty`] for a field whose values repeat across records.
+pub(crate) fn opt_nonempty_shared(v: Option<Val<'_>>, field: &str) -> Checked<Option<Text>> {
+    match v {
+        None | Some(Val::Null) => Ok(None),
+        v => nonempty_shared(v, field).map(Some),
     }
 }
 
@@ -180,6 +219,15 @@ pub(crate) fn unexpected_message(class: &str, key: &str) -> String {
 
 /// `EntityRef(**value)` from the raw text of an object, with its checks (`evidence.md` §2.4).
 pub(crate) fn entity_ref(raw_object: &str, lenient: bool) -> Checked<EntityRef> {
+    if let Some((producer_id, id)) = wire::simple_ref(raw_object)
+        && !producer_id.is_empty()
+        && !id.is_empty()
+    {
+        return Ok(EntityRef {
+            producer_id: shared_text(producer_id),
+            id: Text::from(id),
+        });
+    }
     let wire = wire::ref_wire(raw_object);
     if let Some((_, key)) = wire.first_unknown() {
         return Err(Fault::Type(unexpected_message("EntityRef", key)));
@@ -196,7 +244,7 @@ pub(crate) fn entity_ref(raw_object: &str, lenient: bool) -> Checked<EntityRef> 
             &missing,
         )));
     }
-    let producer_id = nonempty(typed_opt(wire.raw(0), lenient), "producer_id")?;
+    let producer_id = nonempty_shared(typed_opt(wire.raw(0), lenient), "producer_id")?;
     let id = nonempty(typed_opt(wire.raw(1), lenient), "id")?;
     Ok(EntityRef { producer_id, id })
 }
@@ -281,35 +329,6 @@ fn context_from_wire(wire: &ContextWire<'_>, lenient: bool) -> Checked<Correlati
     })
 }
 
-/// Contexts already validated on this thread, by the raw text they were read from, so that the
-/// records of one producer share one `Arc` and skip the context checks. Bounded: cleared when
-/// full. A thread-local cache needs no locking in the parallel parse; at worst each worker thread
-/// holds its own copy of each context.
-pub(crate) fn shared_context(raw_object: &str, lenient: bool) -> Checked<Arc<CorrelationContext>> {
-    use std::cell::RefCell;
-    const CAPACITY: usize = 256;
-    thread_local! {
-        static CACHE: RefCell<rustc_hash::FxHashMap<Box<str>, Arc<CorrelationContext>>> =
-            RefCell::new(rustc_hash::FxHashMap::default());
-    }
-    if lenient {
-        // Sentinel strings mean different things with and without the rewrite: do not mix.
-        return context(raw_object, lenient).map(Arc::new);
-    }
-    if let Some(hit) = CACHE.with(|c| c.borrow().get(raw_object).cloned()) {
-        return Ok(hit);
-    }
-    let ctx = Arc::new(context(raw_object, lenient)?);
-    CACHE.with(|c| {
-        let mut cache = c.borrow_mut();
-        if cache.len() >= CAPACITY {
-            cache.clear();
-        }
-        cache.insert(raw_object.into(), Arc::clone(&ctx));
-    });
-    Ok(ctx)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,7 +351,7 @@ mod tests {
 
     #[test]
     fn integers_by_field_kind() {
-        let v = |raw: &'static str| Some(wire::classify(raw, false));
+        let v = |raw: &'static str| Some(value::classify(raw, false));
         assert_eq!(opt_u64(v("-0"), "pid"), Ok(Some(0)));
         assert_eq!(
             opt_u64(v("18446744073709551615"), "pid"),
@@ -346,7 +365,7 @@ mod tests {
             opt_nanos(v("9223372036854775808"), "start_ns"),
             Err(Fault::Range(_))
         ));
-        let neg_huge = Some(wire::classify(
+        let neg_huge = Some(value::classify(
             "-99999999999999999999999999999999999999999",
             false,
         ));

@@ -4,7 +4,7 @@
 //! A line is read with a hand-written [`Visitor`] that matches key names and keeps every known
 //! key's value as a borrowed [`RawValue`] text (the last occurrence wins, as in Python's `dict`),
 //! its first position (Python keeps a key where it first appeared) and the first unknown key.
-//! Values are classified later, on demand, by [`classify`], which tells null, booleans, integers
+//! Values are classified later, on demand, by `value::classify`, which tells null, booleans, integers
 //! (of any size, keeping their digits), floats, strings, lists and objects apart exactly as
 //! Python's `json` module would type them. Keeping raw text is what makes the rest exact: a
 //! `serde_json` visitor cannot tell `1e21` from the integer `1000000000000000000000`, and a raw
@@ -31,12 +31,15 @@ macro_rules! keys {
             /// All keys, in declaration order (`Key as usize` indexes it).
             pub(crate) const ALL: &'static [Key] = &[$(Key::$variant,)*];
 
-            /// The key with this name.
+            const NAMES: &'static [&'static str] = &[$($name,)*];
+
+            /// The key with this name: one hash-table probe and one comparison.
             pub(crate) fn parse(name: &str) -> Option<Key> {
-                match name {
-                    $($name => Some(Key::$variant),)*
-                    _ => None,
-                }
+                let slot = KEY_TABLE[key_hash(name.as_bytes())?];
+                let key = *Key::ALL.get(usize::from(slot).checked_sub(1)?)?;
+                // Names are short: an inline comparison beats a call to `memcmp`.
+                let (a, b) = (key.name().as_bytes(), name.as_bytes());
+                (a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)).then_some(key)
             }
 
             /// The wire name.
@@ -96,34 +99,81 @@ keys! {
 /// Number of [`Key`]s.
 pub(crate) const KEY_COUNT: usize = Key::ALL.len();
 
-/// The keys of a JSON object as read: for each slot (a known key's index), the raw text of its
-/// last value and the position where the key first appeared; plus the first key no slot knows.
+/// A hash of a key name that has no collision among the [`Key`] names (checked at compile time
+/// by [`KEY_TABLE`]); `None` for names too short to be a key.
+const fn key_hash(name: &[u8]) -> Option<usize> {
+    if name.len() < 2 {
+        return None;
+    }
+    let h = name.len() * 3
+        + name[0] as usize * 21
+        + name[1] as usize * 27
+        + name[name.len() - 1] as usize;
+    Some(h % 128)
+}
+
+/// `1 + Key as usize` at each name's hash, 0 elsewhere.
+const KEY_TABLE: [u8; 128] = {
+    let mut table = [0u8; 128];
+    let mut i = 0;
+    while i < Key::NAMES.len() {
+        let Some(h) = key_hash(Key::NAMES[i].as_bytes()) else {
+            panic!("key names are at least two bytes long")
+        };
+        assert!(table[h] == 0, "two key names share a hash: change key_hash");
+        table[h] = (i + 1) as u8;
+        i += 1;
+    }
+    table
+};
+
+/// The keys of a JSON object as read: for each slot (a known key's index), where the raw text of
+/// its last value lies and the position where the key first appeared; plus the first key no slot
+/// knows. Filled in place by one pass of `serde_json` and small enough to live on the stack.
 #[derive(Debug)]
 pub(crate) struct ObjectWire<'a, const N: usize> {
-    values: [Option<&'a str>; N],
-    /// 1-based position of the key's first occurrence; 0 when absent.
-    positions: [u32; N],
-    first_unknown: Option<(u32, Cow<'a, str>)>,
+    text: &'a str,
+    /// `(offset, length)` in `text` of each slot's raw value; length 0 when absent (a JSON value
+    /// is never empty).
+    spans: [(u32, u32); N],
+    /// 1-based position of the key's first occurrence (saturating); 0 when absent.
+    positions: [u16; N],
+    /// Bit `i` set when slot `i` is present.
+    present: u64,
+    first_unknown: Option<(u16, Cow<'a, str>)>,
 }
 
 impl<'a, const N: usize> ObjectWire<'a, N> {
-    fn new() -> Self {
+    fn new(text: &'a str) -> Self {
+        const { assert!(N <= 64, "slots fit a u64 mask") };
         Self {
-            values: [None; N],
+            text,
+            spans: [(0, 0); N],
             positions: [0; N],
+            present: 0,
             first_unknown: None,
         }
     }
     /// The raw JSON text of slot `i`, when the key is present (`"null"` for an explicit null).
     pub(crate) fn raw(&self, i: usize) -> Option<&'a str> {
-        self.values[i]
+        let (offset, len) = self.spans[i];
+        (len != 0).then(|| &self.text[offset as usize..(offset + len) as usize])
+    }
+    /// The byte offset in the object's text where slot `i`'s raw value starts, when present.
+    pub(crate) fn offset(&self, i: usize) -> Option<usize> {
+        let (offset, len) = self.spans[i];
+        (len != 0).then_some(offset as usize)
     }
     /// Where slot `i`'s key first appeared (1-based), or 0 when absent.
-    pub(crate) fn position(&self, i: usize) -> u32 {
+    pub(crate) fn position(&self, i: usize) -> u16 {
         self.positions[i]
     }
+    /// Bit `i` is set when slot `i` is present.
+    pub(crate) fn present_mask(&self) -> u64 {
+        self.present
+    }
     /// The first key that no slot knows, with its position.
-    pub(crate) fn first_unknown(&self) -> Option<(u32, &str)> {
+    pub(crate) fn first_unknown(&self) -> Option<(u16, &str)> {
         self.first_unknown.as_ref().map(|(p, k)| (*p, k.as_ref()))
     }
 }
@@ -138,7 +188,7 @@ impl<'a> RecordWire<'a> {
     }
     /// Whether `key` is present (with any value, null included).
     pub(crate) fn has(&self, key: Key) -> bool {
-        self.positions[key as usize] != 0
+        self.present & (1 << key as u32) != 0
     }
 }
 
@@ -226,26 +276,32 @@ impl<'de> de::Deserialize<'de> for KeyName<'de> {
     }
 }
 
-struct ObjectVisitor<S, const N: usize>(std::marker::PhantomData<S>);
+/// Fills an [`ObjectWire`] in place from a JSON object.
+struct InPlace<'w, 'a, S, const N: usize>(&'w mut ObjectWire<'a, N>, std::marker::PhantomData<S>);
 
-impl<'de, S: SlotNames, const N: usize> Visitor<'de> for ObjectVisitor<S, N> {
-    type Value = ObjectWire<'de, N>;
+impl<'de, S: SlotNames, const N: usize> Visitor<'de> for InPlace<'_, 'de, S, N> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut wire = ObjectWire::new();
-        let mut position: u32 = 0;
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let wire = self.0;
+        let base = wire.text.as_ptr() as usize;
+        let mut position: u16 = 0;
         while let Some(KeyName(name)) = map.next_key::<KeyName<'de>>()? {
             position = position.saturating_add(1);
-            let value: &'de RawValue = map.next_value()?;
+            let value = map.next_value::<&'de RawValue>()?.get();
             match S::slot(&name) {
                 Some(i) => {
-                    wire.values[i] = Some(value.get());
+                    // The value is a slice of `wire.text`, shorter than 4 GiB (checked by the
+                    // caller), so both fit in u32.
+                    let offset = (value.as_ptr() as usize - base) as u32;
+                    wire.spans[i] = (offset, value.len() as u32);
                     if wire.positions[i] == 0 {
                         wire.positions[i] = position;
+                        wire.present |= 1 << i;
                     }
                 }
                 None => {
@@ -255,23 +311,25 @@ impl<'de, S: SlotNames, const N: usize> Visitor<'de> for ObjectVisitor<S, N> {
                 }
             }
         }
-        Ok(wire)
+        Ok(())
     }
 }
 
 fn object<'a, S: SlotNames, const N: usize>(
     text: &'a str,
 ) -> Result<ObjectWire<'a, N>, serde_json::Error> {
+    let mut wire = ObjectWire::new(text);
     let mut de = serde_json::Deserializer::from_str(text);
-    let wire = de.deserialize_map(ObjectVisitor::<S, N>(std::marker::PhantomData))?;
+    de.deserialize_map(InPlace::<S, N>(&mut wire, std::marker::PhantomData))?;
     de.end()?;
     Ok(wire)
 }
 
 /// One line, as JSON.
+#[allow(clippy::large_enum_variant)] // lives on the stack for one line; a box would cost an allocation
 pub(crate) enum Line<'a> {
     /// A JSON object: a record.
-    Object(Box<RecordWire<'a>>),
+    Object(RecordWire<'a>),
     /// Any other JSON value.
     NotObject,
 }
@@ -281,13 +339,16 @@ pub(crate) fn is_json_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
+/// Longest line tally reads (values are located by 32-bit offsets).
+pub(crate) const MAX_LINE_BYTES: usize = u32::MAX as usize;
+
 /// Parses one line's JSON text (the whole line must be one JSON value, JSON whitespace around it).
+/// The caller refuses lines longer than [`MAX_LINE_BYTES`].
 pub(crate) fn parse_line(text: &str) -> Result<Line<'_>, serde_json::Error> {
+    debug_assert!(text.len() <= MAX_LINE_BYTES);
     let first = text.bytes().find(|b| !is_json_space(*b));
     if first == Some(b'{') {
-        Ok(Line::Object(Box::new(object::<RecordSlots, KEY_COUNT>(
-            text,
-        )?)))
+        Ok(Line::Object(object::<RecordSlots, KEY_COUNT>(text)?))
     } else {
         // A raw value checks the syntax without judging number sizes, as Python does.
         serde_json::from_str::<&RawValue>(text)?;
@@ -305,14 +366,77 @@ pub(crate) fn ref_wire(raw: &str) -> RefWire<'_> {
     object::<RefSlots, 2>(raw).expect("raw object text re-parses")
 }
 
+/// The usual shape of an entity reference, read without `serde_json`: exactly the keys
+/// `producer_id` and `id` (either order), each once, with string values without escapes.
+/// Returns `(producer_id, id)`; `None` for anything else, which [`ref_wire`] then reads.
+pub(crate) fn simple_ref(raw_object: &str) -> Option<(&str, &str)> {
+    let bytes = raw_object.as_bytes();
+    let mut i = 0;
+    let skip = |i: &mut usize| {
+        while bytes.get(*i).is_some_and(|b| is_json_space(*b)) {
+            *i += 1;
+        }
+    };
+    let expect = |i: &mut usize, c: u8| {
+        skip(i);
+        let ok = bytes.get(*i) == Some(&c);
+        *i += 1;
+        ok
+    };
+    let string = |i: &mut usize| -> Option<&str> {
+        skip(i);
+        if bytes.get(*i) != Some(&b'"') {
+            return None;
+        }
+        let start = *i + 1;
+        let end = start + memchr::memchr(b'"', &bytes[start..])?;
+        if memchr::memchr(b'\\', &bytes[start..end]).is_some() {
+            return None;
+        }
+        *i = end + 1;
+        Some(&raw_object[start..end])
+    };
+    let (mut producer_id, mut id) = (None, None);
+    if !expect(&mut i, b'{') {
+        return None;
+    }
+    for close in [b',', b'}'] {
+        let key = string(&mut i)?;
+        if !expect(&mut i, b':') {
+            return None;
+        }
+        let value = string(&mut i)?;
+        let slot = match key {
+            "producer_id" => &mut producer_id,
+            "id" => &mut id,
+            _ => return None,
+        };
+        if slot.replace(value).is_some() || !expect(&mut i, close) {
+            return None;
+        }
+    }
+    skip(&mut i);
+    (i == bytes.len()).then_some(())?;
+    Some((producer_id?, id?))
+}
+
+/// Finds `needle` in `haystack` with a searcher built once per program.
+pub(crate) fn contains(
+    finder: &'static std::sync::LazyLock<memchr::memmem::Finder<'static>>,
+    haystack: &str,
+) -> bool {
+    finder.find(haystack.as_bytes()).is_some()
+}
+
+static INTERVALS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new("intervals"));
+
 /// Whether the raw text of an object has the key `intervals`, and the raw text of its (last)
 /// value.
 pub(crate) fn intervals_of(raw_object: &str) -> Option<&str> {
     // Most metadata objects never mention intervals; skip the parse for them. A key written with
     // escapes (`"\u0069ntervals"`) has a backslash, so those still get the full parse.
-    if memchr::memmem::find(raw_object.as_bytes(), b"intervals").is_none()
-        && memchr::memchr(b'\\', raw_object.as_bytes()).is_none()
-    {
+    if !contains(&INTERVALS, raw_object) && memchr::memchr(b'\\', raw_object.as_bytes()).is_none() {
         return None;
     }
     struct Intervals;
@@ -366,249 +490,9 @@ impl<'de> DeserializeSeed<'de> for RawSeed {
     }
 }
 
-/// A JSON integer of any size, as Python's `int` would hold it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Int<'a> {
-    /// The value, when it fits in `i128` (every integer up to 38 digits does).
-    pub value: Option<i128>,
-    /// Whether it is below zero (`-0` is not).
-    pub negative: bool,
-    /// The literal's text.
-    pub digits: &'a str,
-}
-
-impl fmt::Display for Int<'_> {
-    /// As Python's `str(int)`: `-0` is `0`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.value {
-            Some(v) => write!(f, "{v}"),
-            None => f.write_str(self.digits),
-        }
-    }
-}
-
-/// A JSON value typed the way Python's `json` module types it.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Val<'a> {
-    /// `null`.
-    Null,
-    /// `true`/`false` (never an integer here: the reference checks `bool` first).
-    Bool(bool),
-    /// An integer literal (no fraction, no exponent); `-0` is the integer 0.
-    Int(Int<'a>),
-    /// A number with a fraction or an exponent, or one of `NaN`, `Infinity`, `-Infinity`.
-    Float(f64),
-    /// A string, unescaped.
-    Str(Cow<'a, str>),
-    /// A string with a `\\u` escape of a lone surrogate, which Python keeps but UTF-8 cannot
-    /// hold: its text with U+FFFD in place of each such escape, and the first such code unit.
-    /// It compares as the text it is; checks that keep string values refuse it.
-    LossyStr(String, u16),
-    /// An array (Python `list`).
-    List,
-    /// An object (Python `dict`).
-    Dict,
-}
-
-impl Val<'_> {
-    /// Python's type name, as `unhashable type: '...'` messages print it.
-    pub(crate) fn python_type(&self) -> &'static str {
-        match self {
-            Val::Null => "NoneType",
-            Val::Bool(_) => "bool",
-            Val::Int(_) => "int",
-            Val::Float(_) => "float",
-            Val::Str(_) | Val::LossyStr(..) => "str",
-            Val::List => "list",
-            Val::Dict => "dict",
-        }
-    }
-}
-
-/// The JSON texts [`crate::fingerprint::rewrite_special_literals`] puts in place of `NaN`,
-/// `Infinity` and `-Infinity`, with the float each stands for.
-pub(crate) const SPECIAL_SENTINELS: [(&str, f64); 3] = [
-    ("\"\\u0000tally:NaN\"", f64::NAN),
-    ("\"\\u0000tally:Infinity\"", f64::INFINITY),
-    ("\"\\u0000tally:-Infinity\"", f64::NEG_INFINITY),
-];
-
-/// Types the raw text of a JSON value. With `lenient` (the line had `NaN`/`Infinity` literals
-/// rewritten), the rewrite's sentinel strings are the floats they replaced.
-pub(crate) fn classify(raw: &str, lenient: bool) -> Val<'_> {
-    match raw.as_bytes()[0] {
-        b'n' => Val::Null,
-        b't' => Val::Bool(true),
-        b'f' => Val::Bool(false),
-        b'[' => Val::List,
-        b'{' => Val::Dict,
-        b'"' => {
-            if lenient
-                && raw.as_bytes().get(1) == Some(&b'\\')
-                && let Some((_, f)) = SPECIAL_SENTINELS.iter().find(|(s, _)| *s == raw)
-            {
-                return Val::Float(*f);
-            }
-            match unescape(&raw[1..raw.len() - 1]) {
-                (text, None) => Val::Str(text),
-                (text, Some(unit)) => Val::LossyStr(text.into_owned(), unit),
-            }
-        }
-        _ => number(raw),
-    }
-}
-
-fn number(raw: &str) -> Val<'_> {
-    if raw.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) {
-        // Rust's parser is correctly rounded like Python's `float()`; overflow gives infinity.
-        return Val::Float(raw.parse().unwrap_or(f64::NAN));
-    }
-    let (negative_sign, digits) = match raw.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, raw),
-    };
-    let mut value: Option<i128> = Some(0);
-    for b in digits.bytes() {
-        value = value
-            .and_then(|v| v.checked_mul(10))
-            .and_then(|v| v.checked_add(i128::from(b - b'0')));
-    }
-    let value = value.map(|v| if negative_sign { -v } else { v });
-    let negative = match value {
-        Some(v) => v < 0,
-        None => negative_sign,
-    };
-    Val::Int(Int {
-        value,
-        negative,
-        digits: raw,
-    })
-}
-
-/// The text of a JSON string body (between the quotes), already checked by `serde_json`, and
-/// the first lone surrogate escape in it (replaced by U+FFFD, as Python's scanner would keep it
-/// alone: a high surrogate not followed by a low one leaves the next escape untouched).
-fn unescape(body: &str) -> (Cow<'_, str>, Option<u16>) {
-    let Some(first) = memchr::memchr(b'\\', body.as_bytes()) else {
-        return (Cow::Borrowed(body), None);
-    };
-    let mut lone = None;
-    let bytes = body.as_bytes();
-    let mut out = String::with_capacity(body.len());
-    out.push_str(&body[..first]);
-    let mut i = first;
-    while i < bytes.len() {
-        if bytes[i] != b'\\' {
-            let next = memchr::memchr(b'\\', &bytes[i..]).map_or(bytes.len(), |r| i + r);
-            out.push_str(&body[i..next]);
-            i = next;
-            continue;
-        }
-        let escape = bytes[i + 1];
-        i += 2;
-        match escape {
-            b'"' => out.push('"'),
-            b'\\' => out.push('\\'),
-            b'/' => out.push('/'),
-            b'b' => out.push('\u{8}'),
-            b'f' => out.push('\u{c}'),
-            b'n' => out.push('\n'),
-            b'r' => out.push('\r'),
-            b't' => out.push('\t'),
-            _ => {
-                let unit = hex4(&body[i..i + 4]);
-                i += 4;
-                let low = (body.get(i..i + 2) == Some("\\u"))
-                    .then(|| hex4(&body[i + 2..i + 6]))
-                    .filter(|low| (0xdc00..0xe000).contains(low));
-                let c = match (unit, low) {
-                    (0xd800..=0xdbff, Some(low)) => {
-                        i += 6;
-                        0x10000 + ((u32::from(unit) - 0xd800) << 10) + (u32::from(low) - 0xdc00)
-                    }
-                    (0xd800..=0xdfff, _) => {
-                        lone.get_or_insert(unit);
-                        0xfffd
-                    }
-                    _ => u32::from(unit),
-                };
-                out.push(char::from_u32(c).expect("a valid scalar value"));
-            }
-        }
-    }
-    (Cow::Owned(out), lone)
-}
-
-fn hex4(text: &str) -> u16 {
-    u16::from_str_radix(text, 16).expect("serde_json checked the escape")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn val(raw: &str) -> Val<'_> {
-        classify(raw, false)
-    }
-
-    #[test]
-    fn numbers_are_typed_as_python_types_them() {
-        assert!(matches!(val("1.0"), Val::Float(f) if f == 1.0));
-        assert!(matches!(val("1e3"), Val::Float(f) if f == 1000.0));
-        assert!(matches!(val("1e400"), Val::Float(f) if f.is_infinite()));
-        let Val::Int(zero) = val("-0") else { panic!() };
-        assert_eq!(
-            (zero.value, zero.negative, zero.to_string()),
-            (Some(0), false, "0".into())
-        );
-        let Val::Int(big) = val("1180591620717411303424") else {
-            panic!()
-        };
-        assert_eq!(big.value, Some(1 << 70));
-        let huge = "9".repeat(60);
-        let Val::Int(h) = val(&huge) else { panic!() };
-        assert_eq!(
-            (h.value, h.negative, h.to_string()),
-            (None, false, huge.clone())
-        );
-        let neg = format!("-{huge}");
-        let Val::Int(n) = val(&neg) else { panic!() };
-        assert!(n.negative && n.value.is_none());
-        assert_eq!(val("true"), Val::Bool(true));
-    }
-
-    #[test]
-    fn strings_unescape_and_refuse_lone_surrogates() {
-        assert_eq!(val(r#""abc""#), Val::Str(Cow::Borrowed("abc")));
-        assert_eq!(
-            val(r#""a\"b\\c\/\n\u00e9\ud83d\ude00""#),
-            Val::Str(Cow::Owned("a\"b\\c/\n\u{e9}\u{1f600}".into()))
-        );
-        assert_eq!(
-            val(r#""\ud800x""#),
-            Val::LossyStr("\u{fffd}x".into(), 0xd800)
-        );
-        assert_eq!(val(r#""\udc00""#), Val::LossyStr("\u{fffd}".into(), 0xdc00));
-        assert_eq!(
-            val(r#""\ud800\u0041""#),
-            Val::LossyStr("\u{fffd}A".into(), 0xd800)
-        );
-    }
-
-    #[test]
-    fn sentinels_match_the_fingerprint_rewrite() {
-        let rewritten = crate::fingerprint::rewrite_special_literals("[NaN,Infinity,-Infinity]");
-        let expected = format!(
-            "[{},{},{}]",
-            SPECIAL_SENTINELS[0].0, SPECIAL_SENTINELS[1].0, SPECIAL_SENTINELS[2].0
-        );
-        assert_eq!(rewritten, expected);
-        assert!(matches!(classify(SPECIAL_SENTINELS[0].0, true), Val::Float(f) if f.is_nan()));
-        assert!(matches!(
-            classify(SPECIAL_SENTINELS[0].0, false),
-            Val::Str(_)
-        ));
-    }
 
     #[test]
     fn records_keep_first_positions_and_last_values() {
@@ -619,11 +503,47 @@ mod tests {
         };
         assert_eq!(w.get(Key::EventId), Some(r#""b""#));
         assert_eq!(w.position(Key::EventId as usize), 1);
+        assert!(w.has(Key::EventId) && !w.has(Key::Context));
         assert_eq!(w.first_unknown(), Some((2, "zz")));
         assert!(matches!(parse_line(" [1, 2] ").unwrap(), Line::NotObject));
         assert!(matches!(parse_line("1e400").unwrap(), Line::NotObject));
         assert!(parse_line("{} x").is_err());
         assert!(parse_line("\u{feff}{}").is_err());
+    }
+
+    #[test]
+    fn simple_refs_are_read_directly_and_others_left_to_serde() {
+        assert_eq!(
+            simple_ref(r#"{"id": "I1", "producer_id": "eng"}"#),
+            Some(("eng", "I1"))
+        );
+        assert_eq!(
+            simple_ref(r#"{ "producer_id":"p" ,"id":"" } "#),
+            Some(("p", ""))
+        );
+        for other in [
+            r#"{"id": "I1"}"#,
+            r#"{"id": "I1", "id": "I2"}"#,
+            r#"{"id": "I\"1", "producer_id": "eng"}"#,
+            r#"{"id": 1, "producer_id": "eng"}"#,
+            r#"{"id": "I1", "producer_id": "eng", "x": 1}"#,
+            r#"{"id": "I1", "producer_id": "eng",}"#,
+            r#"{"id": "I1" "producer_id": "eng"}"#,
+            r#"{"\u0069d": "I1", "producer_id": "eng"}"#,
+            "{}",
+        ] {
+            assert_eq!(simple_ref(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn every_key_name_is_found() {
+        for key in Key::ALL {
+            assert_eq!(Key::parse(key.name()), Some(*key));
+        }
+        for name in ["", "x", "contexts", "Context", "event_idx", "zz"] {
+            assert_eq!(Key::parse(name), None, "{name}");
+        }
     }
 
     #[test]

@@ -3,7 +3,9 @@
 
 mod batches;
 mod catalogue;
+mod check_order;
 mod conformance;
+mod field_messages;
 mod physical;
 
 use std::num::NonZeroUsize;
@@ -64,6 +66,23 @@ pub fn error(text: &str) -> String {
         ),
         Err(e) => e.to_string(),
     }
+}
+
+/// Asserts that `text` fails at `line` with `message` (an `Error::Record`).
+pub fn refused(text: &str, line: u64, message: &str) {
+    let got = error(text);
+    assert_eq!(got, format!("t: line {line}: {message}"), "input: {text}");
+    let Err(Error::Record { .. }) = read(text) else {
+        panic!("not a record error: {text}")
+    };
+}
+
+pub fn ctx_with(member: &str) -> String {
+    format!("{},{member}}}", &CTX[..CTX.len() - 1])
+}
+
+pub fn activity(version: u8, fields: &str) -> String {
+    record(version, "infer.activity_ref", CTX, fields)
 }
 
 /// A valid context object (JSON text).

@@ -8,6 +8,7 @@ mod campaign_repo;
 mod campaign_safety;
 mod campaign_snapshots;
 mod conformance;
+mod import_cli;
 mod reference;
 mod support;
 mod trace_cli;

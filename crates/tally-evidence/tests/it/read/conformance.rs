@@ -1,10 +1,11 @@
 //! The shared conformance files: the refused ones fail with the reference's message, the others
-//! load with the reference's record counts; gzip input reads the same as plain.
+//! load with the reference's record counts; gzip input and streams read the same as plain files.
 
 use std::io::Write;
 
 use tally_evidence::read::{
-    Input, for_each_record, iter_inference_events, load_inference_artifact,
+    CorrelationRecordDecoder, Input, for_each_record, for_each_record_with, iter_inference_events,
+    load_inference_artifact,
 };
 use tally_evidence::{EventType, InferenceRecord};
 
@@ -141,6 +142,60 @@ fn gzip_reads_like_plain_whatever_its_name() {
     let e = load_inference_artifact(&path).unwrap_err().to_string();
     let expected = format!("{}: line 7285: ", path.display());
     assert!(e.starts_with(&expected), "{e}");
+}
+
+/// Reads `bytes` through a FIFO (a stream that cannot be mapped), written by another thread.
+fn read_through_fifo(bytes: Vec<u8>, batch_bytes: usize) -> Vec<(u64, InferenceRecord)> {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.jsonl");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let writer_path = fifo.clone();
+    let writer = std::thread::spawn(move || std::fs::write(writer_path, bytes).unwrap());
+    let mut out = Vec::new();
+    for_each_record_with(
+        &Input::Path(fifo),
+        &super::options(batch_bytes, 2),
+        &mut CorrelationRecordDecoder::new(),
+        |origin, record| {
+            out.push((origin.line.unwrap(), record));
+            Ok(())
+        },
+    )
+    .unwrap();
+    writer.join().unwrap();
+    out
+}
+
+#[test]
+fn streams_read_like_mapped_files_plain_or_gzip() {
+    let path = conformance_dir().join("21-generated-v4-dup-shuffle.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    // Mixed line ends, so that batch cuts fall between `\r` and `\n` too.
+    let mut mixed = String::new();
+    for (i, line) in text.lines().take(800).enumerate() {
+        mixed.push_str(line);
+        mixed.push_str(["\n", "\r\n", "\r"][i % 3]);
+    }
+    let expected = super::read(&mixed).unwrap();
+    assert_eq!(
+        expected.len(),
+        787,
+        "13 definitions among the first 800 lines"
+    );
+    for batch in [1, 97, 4096, 1 << 20] {
+        assert_eq!(
+            read_through_fifo(mixed.clone().into_bytes(), batch),
+            expected,
+            "batch {batch}"
+        );
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(mixed.as_bytes()).unwrap();
+    assert_eq!(read_through_fifo(gz.finish().unwrap(), 333), expected);
 }
 
 #[test]

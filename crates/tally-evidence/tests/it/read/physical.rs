@@ -91,6 +91,9 @@ fn nan_and_infinity_are_floats_kept_in_metadata() {
         panic!()
     };
     assert_eq!(e.metadata().json_text(), meta);
+    let map = e.metadata().to_map();
+    assert_eq!(map.len(), 3);
+    assert_eq!(map["s"], "NaN");
     // Equal metadata by value: the same line twice has one fingerprint.
     let again = read(&line).unwrap();
     assert_eq!(records, again);
@@ -123,6 +126,9 @@ fn nan_and_infinity_are_floats_kept_in_metadata() {
     assert_eq!(&*l.json, legacy);
     // A word that is not a literal stays a JSON error.
     assert!(error(r#"{"x": NaNa}"#).starts_with("t: line 1: "));
+    // An invalid escape of a multi-byte character next to a literal is a JSON error, not a
+    // panic (found by fuzzing).
+    assert!(error("{\"x\": \"\\\u{e9}\", \"y\": NaN}").starts_with("t: line 1: "));
 }
 
 #[test]
@@ -144,6 +150,36 @@ fn duplicate_keys_keep_the_last_value() {
         error(&line),
         "t: line 1: start_ns must be a non-negative integer or null"
     );
+}
+
+#[test]
+fn a_known_context_text_elsewhere_in_the_line_changes_nothing() {
+    // Warm this thread's context cache, then put the same context text in metadata, before the
+    // real one, and repeat the `context` key with another context (the last one wins).
+    let plain = v2("infer.iteration", ITERATION);
+    let other = CTX.replace(r#""run_id":"r""#, r#""run_id":"r2""#);
+    let nested = plain.replacen(
+        r#""schema_version":2"#,
+        &format!(r#""metadata":{{"context":{CTX}}},"schema_version":2"#),
+        1,
+    );
+    let repeated = format!("{},\"context\":{other}}}", &plain[..plain.len() - 1]);
+    let text = format!("{plain}\n{nested}\n{repeated}\n");
+    let records = read(&text).unwrap();
+    let events: Vec<&CorrelationEvent> = records
+        .iter()
+        .map(|(_, r)| match r {
+            InferenceRecord::Event(e) => e,
+            InferenceRecord::Legacy(_) => panic!(),
+        })
+        .collect();
+    assert_eq!(&*events[0].context().run_id, "r");
+    assert_eq!(
+        events[1].metadata().json_text(),
+        format!(r#"{{"context":{CTX}}}"#)
+    );
+    assert_eq!(&*events[1].context().run_id, "r");
+    assert_eq!(&*events[2].context().run_id, "r2");
 }
 
 #[test]

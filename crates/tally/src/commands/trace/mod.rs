@@ -4,7 +4,10 @@
 mod account;
 mod align;
 mod convert;
+mod import;
+mod output;
 mod parse_only;
+mod perfetto;
 mod shares;
 mod synth;
 
@@ -19,6 +22,9 @@ pub fn run(command: TraceCommand) -> anyhow::Result<Status> {
         TraceCommand::Shares(args) => shares::run(&args),
         TraceCommand::Convert(args) => convert::run(&args),
         TraceCommand::Synth(args) => synth::run(&args),
+        TraceCommand::Import(command) => import::run(&command),
+        TraceCommand::Export(crate::cli::ExportCommand::Perfetto(args)) => perfetto::run(&args),
+        TraceCommand::Link(args) => import::link(&args),
         TraceCommand::ParseOnly(args) => parse_only::run(&args),
     }
 }

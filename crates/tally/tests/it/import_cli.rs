@@ -1,0 +1,213 @@
+//! `tally trace import kineto|nsys`, `export perfetto` and `link` through the real binary, on the
+//! real GPU traces of `shared/traces/real/`: per device, busy and summed GPU time and the activity
+//! count equal the figures its README lists (computed there from the raw files), and the reference
+//! reads the artifacts tally writes (when it is installed).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{shared_dir, stderr, stdout, tally};
+
+/// (file, importer, busy ns, summed ns, count): the README's "all GPU work" table.
+const FIGURES: &[(&str, &str, u64, u64, u64)] = &[
+    ("hta_amd_mi250_rocm.json.gz", "kineto", 149042, 149042, 16),
+    (
+        "hta_multistream_rank0.json.gz",
+        "kineto",
+        438424000,
+        449763000,
+        7747,
+    ),
+    (
+        "hta_nccl_rank0.json.gz",
+        "kineto",
+        157500014,
+        165185838,
+        3774,
+    ),
+    (
+        "hta_ns_resolution_rank0.pt.trace.json.gz",
+        "kineto",
+        472454441,
+        472454441,
+        6095,
+    ),
+    (
+        "hta_sampled_2rank_rank0.json.gz",
+        "kineto",
+        547656000,
+        607844000,
+        1204,
+    ),
+    (
+        "hta_sampled_2rank_rank1.json.gz",
+        "kineto",
+        580050000,
+        667530000,
+        1154,
+    ),
+    (
+        "kineto_resnet50_legacy.pt.trace.json.gz",
+        "kineto",
+        603558000,
+        603558000,
+        9096,
+    ),
+    (
+        "pipit_cloverleaf_nsys.sqlite.gz",
+        "nsys",
+        303795463,
+        303795463,
+        1591,
+    ),
+    (
+        "pipit_saxpy_mpi_nsys.sqlite.gz",
+        "nsys",
+        373273080,
+        373273080,
+        20,
+    ),
+];
+
+fn import(dir: &Path, file: &str, importer: &str, extra: &[&str]) -> PathBuf {
+    let trace = shared_dir().join("traces/real").join(file);
+    let out = dir.join(format!("{file}.jsonl"));
+    let mut args = vec![
+        "trace",
+        "import",
+        importer,
+        trace.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let run = tally(&args);
+    assert_eq!(run.status.code(), Some(0), "{file}: {}", stderr(&run));
+    out
+}
+
+fn account(artifact: &Path) -> Value {
+    let out = tally(&["trace", "account", "--json", artifact.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+#[test]
+fn imported_real_traces_account_to_the_readme_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, importer, busy, summed, count) in FIGURES {
+        let artifact = import(dir.path(), file, importer, &[]);
+        let totals = account(&artifact)["device_totals"].clone();
+        let totals = totals.as_array().unwrap();
+        assert_eq!(totals.len(), 1, "{file}: one device: {totals:?}");
+        assert_eq!(totals[0]["busy_ns"], *busy, "{file}");
+        assert_eq!(totals[0]["summed_activity_ns"], *summed, "{file}");
+        assert_eq!(totals[0]["activity_count"], *count, "{file}");
+    }
+}
+
+#[test]
+fn profiler_steps_become_iterations_with_the_work_they_launched() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifact = import(dir.path(), "hta_sampled_2rank_rank0.json.gz", "kineto", &[]);
+    let accounting = account(&artifact);
+    let steps: Vec<(String, u64, u64, u64)> = accounting["iterations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|it| {
+            let gpu = &it["gpu"][0];
+            (
+                it["iteration_ref"]["id"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_string(),
+                gpu["busy_ns"].as_u64().unwrap(),
+                gpu["summed_activity_ns"].as_u64().unwrap(),
+                gpu["activity_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        vec![
+            ("ProfilerStep#551".to_string(), 278680000, 302241000, 602),
+            ("ProfilerStep#552".to_string(), 268976000, 305603000, 602),
+        ]
+    );
+}
+
+#[test]
+fn imports_are_deterministic_and_perfetto_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = import(
+        dir.path(),
+        "hta_amd_mi250_rocm.json.gz",
+        "kineto",
+        &["--runtime"],
+    );
+    let bytes = std::fs::read(&a).unwrap();
+    let b = import(
+        dir.path(),
+        "hta_amd_mi250_rocm.json.gz",
+        "kineto",
+        &["--runtime"],
+    );
+    assert_eq!(
+        bytes,
+        std::fs::read(&b).unwrap(),
+        "same input, same artifact"
+    );
+
+    let out = dir.path().join("trace.json");
+    let run = tally(&[
+        "trace",
+        "export",
+        "perfetto",
+        a.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let complete: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    assert!(complete.len() >= 16, "every GPU activity is drawn");
+    for e in events {
+        for key in ["ph", "pid", "tid", "ts"] {
+            assert!(e.get(key).is_some(), "{key} missing in {e}");
+        }
+    }
+    for e in &complete {
+        assert!(e["dur"].as_f64().unwrap() >= 0.0);
+    }
+}
+
+#[test]
+fn the_reference_reads_imported_artifacts() {
+    let Some(python) = std::env::var_os("TALLY_REFERENCE_PYTHON") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/evidence/reference.py");
+    for (file, importer, ..) in FIGURES.iter().take(3).chain(FIGURES.iter().skip(7)) {
+        let artifact = import(dir.path(), file, importer, &[]);
+        let reference = std::process::Command::new(&python)
+            .arg(&script)
+            .arg(&artifact)
+            .output()
+            .unwrap();
+        let theirs: Value = serde_json::from_slice(&reference.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{file}: {e}: {}",
+                String::from_utf8_lossy(&reference.stderr)
+            )
+        });
+        assert_eq!(theirs, account(&artifact), "{file}");
+    }
+}
