@@ -55,7 +55,8 @@ if [ "$TALLY_SIDE-$TALLY_SAMPLE" = "$(conf term_at)" ] && [ ! -e "$E2E_DIR/terme
 fi
 if [ "$TALLY_SIDE-$TALLY_SAMPLE" = "$(conf stall_at)" ] && [ ! -e "$E2E_DIR/stalled" ]; then
     : > "$E2E_DIR/stalled"
-    while [ ! -e "$E2E_DIR/release" ]; do sleep 0.05; done
+    # (Also ends once the test's directory is gone, so a failed test leaves nothing looping.)
+    while [ ! -e "$E2E_DIR/release" ] && [ -d "$E2E_DIR" ]; do sleep 0.05; done
 fi
 exec awk -v side="$TALLY_SIDE" -v sample="$TALLY_SAMPLE" -v seed="$(conf seed)" \
     -v tok="$(conf tok_s)" -v noise="$(conf noise)" -v p50="$(conf p50_ms)" -v p95="$(conf p95_ms)" '
