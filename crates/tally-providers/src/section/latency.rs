@@ -93,6 +93,14 @@ impl Section for Latency {
                 measured.entry(m.candidate).or_default().push(m);
             }
         }
+        // A campaign that never measured any of these metrics has no latency to show.
+        let any_latency = measured
+            .values()
+            .flatten()
+            .any(|m| self.metrics.iter().any(|k| m.metrics.contains_key(k)));
+        if !any_latency {
+            return Ok(None);
+        }
         let rows: Vec<Vec<String>> = data
             .candidates
             .iter()

@@ -120,6 +120,19 @@ fn latency_takes_its_metrics_and_rows() {
 }
 
 #[test]
+fn latency_is_left_out_when_the_campaign_measures_no_latency_metric() {
+    assert!(render_with("latency", json!({"metrics": ["ttft_ms"]}), &data()).is_none());
+    assert!(
+        render_with(
+            "latency",
+            json!({"metrics": ["ttft_ms", "p95_ms"]}),
+            &data()
+        )
+        .is_some()
+    );
+}
+
+#[test]
 fn latency_is_left_out_when_nothing_is_measured() {
     let mut d = data();
     d.measurements
