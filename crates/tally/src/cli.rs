@@ -10,6 +10,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(name = "tally", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
+    /// Options of the campaign commands (accepted before or after the subcommand).
+    #[command(flatten)]
+    pub options: CampaignOptions,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -63,8 +66,6 @@ pub struct InitArgs {
     /// The template for a new tally.toml.
     #[arg(long, value_enum, default_value_t = TemplateArg::Minimal)]
     pub template: TemplateArg,
-    #[command(flatten)]
-    pub campaign: CampaignOptions,
 }
 
 /// A campaign template.
@@ -98,8 +99,6 @@ pub struct CandidateAddArgs {
     /// A note kept with each candidate.
     #[arg(long)]
     pub note: Option<String>,
-    #[command(flatten)]
-    pub campaign: CampaignOptions,
 }
 
 /// `tally candidate show`
@@ -111,8 +110,6 @@ pub struct CandidateShowArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
-    #[command(flatten)]
-    pub campaign: CampaignOptions,
 }
 
 /// `tally candidate remeasure`
@@ -124,8 +121,6 @@ pub struct CandidateRemeasureArgs {
     /// Pairs to take (default: the campaign's repeats).
     #[arg(long)]
     pub repeats: Option<u32>,
-    #[command(flatten)]
-    pub campaign: CampaignOptions,
 }
 
 /// `tally candidate verdict`
@@ -140,8 +135,6 @@ pub struct CandidateVerdictArgs {
     /// Why (kept with the verdict).
     #[arg(long, required = true)]
     pub reason: String,
-    #[command(flatten)]
-    pub campaign: CampaignOptions,
 }
 
 /// `tally run`
@@ -150,8 +143,6 @@ pub struct RunArgs {
     /// Return when nothing is queued instead of waiting for new candidates.
     #[arg(long)]
     pub until_idle: bool,
-    #[command(flatten)]
-    pub campaign: CampaignOptions,
 }
 
 /// `tally status`
@@ -160,8 +151,6 @@ pub struct StatusArgs {
     /// Print one JSON object (the contract in docs/cli.md).
     #[arg(long)]
     pub json: bool,
-    #[command(flatten)]
-    pub campaign: CampaignOptions,
 }
 
 /// `tally measurement ...`
@@ -180,8 +169,6 @@ pub struct MeasurementAddArgs {
     /// `{"metrics": {"name": number}, "seconds": number|null, "error": null|"text"}`.
     #[arg(long, value_name = "FILE")]
     pub report: PathBuf,
-    #[command(flatten)]
-    pub campaign: CampaignOptions,
 }
 
 /// `tally campaign ...`
@@ -193,10 +180,7 @@ pub enum CampaignCommand {
 
 /// `tally campaign resume`
 #[derive(Debug, Args)]
-pub struct ResumeArgs {
-    #[command(flatten)]
-    pub campaign: CampaignOptions,
-}
+pub struct ResumeArgs {}
 
 /// `tally plugins`
 #[derive(Debug, Args)]
@@ -204,16 +188,11 @@ pub struct PluginsArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
-    #[command(flatten)]
-    pub campaign: CampaignOptions,
 }
 
 /// `tally brief`
 #[derive(Debug, Args)]
-pub struct BriefArgs {
-    #[command(flatten)]
-    pub campaign: CampaignOptions,
-}
+pub struct BriefArgs {}
 
 /// `tally demo`
 #[derive(Debug, Args)]

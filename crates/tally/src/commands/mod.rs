@@ -17,14 +17,14 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         let _ = tally_runner::become_child_subreaper();
     }
     match cli.command {
-        Command::Init(args) => campaign::init::run(&args),
-        Command::Candidate(command) => campaign::candidate::run(&command),
-        Command::Run(args) => campaign::run::run(&args),
-        Command::Status(args) => campaign::status::run(&args),
-        Command::Measurement(command) => campaign::measurement::run(&command),
-        Command::Campaign(command) => campaign::resume::run(&command),
-        Command::Plugins(args) => campaign::plugins::run(&args),
-        Command::Brief(args) => campaign::brief::run(&args),
+        Command::Init(args) => campaign::init::run(&args, &cli.options),
+        Command::Candidate(command) => campaign::candidate::run(&command, &cli.options),
+        Command::Run(args) => campaign::run::run(&args, &cli.options),
+        Command::Status(args) => campaign::status::run(&args, &cli.options),
+        Command::Measurement(command) => campaign::measurement::run(&command, &cli.options),
+        Command::Campaign(command) => campaign::resume::run(&command, &cli.options),
+        Command::Plugins(args) => campaign::plugins::run(&args, &cli.options),
+        Command::Brief(args) => campaign::brief::run(&args, &cli.options),
         Command::Demo(args) => campaign::demo::run(&args),
         Command::Trace(command) => trace::run(command),
     }

@@ -8,13 +8,13 @@ use tally_plugin::Surface;
 
 use super::context::{NoRunner, Workspace, engine};
 use super::progress::Progress;
-use crate::cli::BriefArgs;
+use crate::cli::{BriefArgs, CampaignOptions};
 use crate::exit::Status;
 use crate::printer;
 
 /// Runs the command.
-pub fn run(args: &BriefArgs) -> anyhow::Result<Status> {
-    let workspace = Workspace::discover(&args.campaign)?;
+pub fn run(_args: &BriefArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
+    let workspace = Workspace::discover(options)?;
     let loaded = workspace.load()?;
     let store = workspace.open_store()?;
     let progress = Progress::new();

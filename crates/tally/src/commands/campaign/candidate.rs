@@ -6,24 +6,24 @@ use tally_model::Verdict;
 use super::context::{NoRunner, Workspace, caller, candidate_id, engine};
 use super::progress::Progress;
 use crate::cli::{
-    CandidateAddArgs, CandidateCommand, CandidateRemeasureArgs, CandidateShowArgs,
+    CampaignOptions, CandidateAddArgs, CandidateCommand, CandidateRemeasureArgs, CandidateShowArgs,
     CandidateVerdictArgs,
 };
 use crate::exit::Status;
 use crate::printer;
 
 /// Runs one `tally candidate` subcommand.
-pub fn run(command: &CandidateCommand) -> anyhow::Result<Status> {
+pub fn run(command: &CandidateCommand, options: &CampaignOptions) -> anyhow::Result<Status> {
     match command {
-        CandidateCommand::Add(args) => add(args),
-        CandidateCommand::Show(args) => show(args),
-        CandidateCommand::Remeasure(args) => remeasure(args),
-        CandidateCommand::Verdict(args) => verdict(args),
+        CandidateCommand::Add(args) => add(args, options),
+        CandidateCommand::Show(args) => show(args, options),
+        CandidateCommand::Remeasure(args) => remeasure(args, options),
+        CandidateCommand::Verdict(args) => verdict(args, options),
     }
 }
 
-fn add(args: &CandidateAddArgs) -> anyhow::Result<Status> {
-    let workspace = Workspace::discover(&args.campaign)?;
+fn add(args: &CandidateAddArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
+    let workspace = Workspace::discover(options)?;
     let loaded = workspace.load()?;
     let store = workspace.open_store()?;
     let progress = Progress::new();
@@ -44,8 +44,8 @@ fn add(args: &CandidateAddArgs) -> anyhow::Result<Status> {
     Ok(Status::Success)
 }
 
-fn show(args: &CandidateShowArgs) -> anyhow::Result<Status> {
-    let workspace = Workspace::discover(&args.campaign)?;
+fn show(args: &CandidateShowArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
+    let workspace = Workspace::discover(options)?;
     let loaded = workspace.load()?;
     let store = workspace.open_store()?;
     let progress = Progress::new();
@@ -143,8 +143,8 @@ fn show(args: &CandidateShowArgs) -> anyhow::Result<Status> {
     Ok(Status::Success)
 }
 
-fn remeasure(args: &CandidateRemeasureArgs) -> anyhow::Result<Status> {
-    let workspace = Workspace::discover(&args.campaign)?;
+fn remeasure(args: &CandidateRemeasureArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
+    let workspace = Workspace::discover(options)?;
     let loaded = workspace.load()?;
     let store = workspace.open_store()?;
     let progress = Progress::new();
@@ -160,8 +160,8 @@ fn remeasure(args: &CandidateRemeasureArgs) -> anyhow::Result<Status> {
     Ok(Status::Success)
 }
 
-fn verdict(args: &CandidateVerdictArgs) -> anyhow::Result<Status> {
-    let workspace = Workspace::discover(&args.campaign)?;
+fn verdict(args: &CandidateVerdictArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
+    let workspace = Workspace::discover(options)?;
     let loaded = workspace.load()?;
     let store = workspace.open_store()?;
     let progress = Progress::new();

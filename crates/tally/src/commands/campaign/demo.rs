@@ -101,10 +101,12 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<Status> {
         repo: Some(dir.to_path_buf()),
     };
     printer::out_line("\n$ tally init")?;
-    let status = super::init::run(&InitArgs {
-        template: TemplateArg::Minimal,
-        campaign: campaign.clone(),
-    })?;
+    let status = super::init::run(
+        &InitArgs {
+            template: TemplateArg::Minimal,
+        },
+        &campaign,
+    )?;
     if status != Status::Success {
         return Ok(status);
     }
@@ -122,24 +124,20 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<Status> {
         revisions.push(git_output(dir, &["rev-parse", "HEAD"])?);
     }
     printer::out_line("\n$ tally candidate add <4 commits>")?;
-    super::candidate::run(&crate::cli::CandidateCommand::Add(CandidateAddArgs {
-        revisions,
-        note: Some("demo".into()),
-        campaign: campaign.clone(),
-    }))?;
+    super::candidate::run(
+        &crate::cli::CandidateCommand::Add(CandidateAddArgs {
+            revisions,
+            note: Some("demo".into()),
+        }),
+        &campaign,
+    )?;
     printer::out_line("\n$ tally run --until-idle")?;
-    let status = super::run::run(&RunArgs {
-        until_idle: true,
-        campaign: campaign.clone(),
-    })?;
+    let status = super::run::run(&RunArgs { until_idle: true }, &campaign)?;
     if status == Status::Interrupted {
         return Ok(status);
     }
     printer::out_line("\n$ tally status")?;
-    super::status::run(&StatusArgs {
-        json: false,
-        campaign,
-    })?;
+    super::status::run(&StatusArgs { json: false }, &campaign)?;
     printer::out_line(&format!(
         "\ndemo finished in {:.1}s{}",
         started.elapsed().as_secs_f64(),

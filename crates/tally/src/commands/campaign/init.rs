@@ -12,7 +12,7 @@ use tally_store::Store;
 
 use super::context::{CONFIG_FILE, Loaded, Workspace, engine};
 use super::progress::{Progress, ctrl_c_token};
-use crate::cli::{InitArgs, TemplateArg};
+use crate::cli::{CampaignOptions, InitArgs, TemplateArg};
 use crate::exit::Status;
 use crate::printer;
 
@@ -57,8 +57,8 @@ fn template_files(template: TemplateArg) -> [(&'static str, &'static str, bool);
 }
 
 /// Runs the command.
-pub fn run(args: &InitArgs) -> anyhow::Result<Status> {
-    let workspace = Workspace::discover(&args.campaign)?;
+pub fn run(args: &InitArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
+    let workspace = Workspace::discover(options)?;
     if workspace.config_text()?.is_none() {
         return write_template(&workspace, args.template);
     }

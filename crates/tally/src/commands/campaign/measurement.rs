@@ -10,7 +10,7 @@ use tally_engine::ManualReport;
 
 use super::context::{NoRunner, Workspace, caller, candidate_id, engine};
 use super::progress::Progress;
-use crate::cli::{MeasurementAddArgs, MeasurementCommand};
+use crate::cli::{CampaignOptions, MeasurementAddArgs, MeasurementCommand};
 use crate::exit::Status;
 use crate::printer;
 
@@ -25,13 +25,13 @@ struct ReportFile {
 }
 
 /// Runs one `tally measurement` subcommand.
-pub fn run(command: &MeasurementCommand) -> anyhow::Result<Status> {
+pub fn run(command: &MeasurementCommand, options: &CampaignOptions) -> anyhow::Result<Status> {
     match command {
-        MeasurementCommand::Add(args) => add(args),
+        MeasurementCommand::Add(args) => add(args, options),
     }
 }
 
-fn add(args: &MeasurementAddArgs) -> anyhow::Result<Status> {
+fn add(args: &MeasurementAddArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
     let name = args.report.display().to_string();
     let text = std::fs::read_to_string(&args.report)
         .with_context(|| format!("{name}: cannot read the report"))?;
@@ -44,7 +44,7 @@ fn add(args: &MeasurementAddArgs) -> anyhow::Result<Status> {
     if let Some((metric, value)) = report.metrics.iter().find(|(_, v)| !v.is_finite()) {
         bail!("{name}: metrics.{metric} = {value}: expected a finite number");
     }
-    let workspace = Workspace::discover(&args.campaign)?;
+    let workspace = Workspace::discover(options)?;
     let loaded = workspace.load()?;
     let store = workspace.open_store()?;
     let progress = Progress::new();

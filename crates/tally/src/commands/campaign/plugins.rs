@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tally_plugin::{Capability, ProviderInfo, Surface, host_facts};
 
 use super::context::{Loaded, Workspace};
-use crate::cli::PluginsArgs;
+use crate::cli::{CampaignOptions, PluginsArgs};
 use crate::exit::Status;
 use crate::printer;
 
@@ -64,10 +64,10 @@ fn selection(loaded: &Loaded) -> Selection {
 }
 
 /// Runs the command.
-pub fn run(args: &PluginsArgs) -> anyhow::Result<Status> {
+pub fn run(args: &PluginsArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
     let registry = tally_providers::builtins();
     // What the campaign selects, when there is one to read (not an error otherwise).
-    let selected: Option<Selection> = Workspace::discover(&args.campaign)
+    let selected: Option<Selection> = Workspace::discover(options)
         .ok()
         .and_then(|w| w.load().ok())
         .map(|loaded| selection(&loaded));

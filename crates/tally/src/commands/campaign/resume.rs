@@ -2,14 +2,14 @@
 
 use super::context::{NoRunner, Workspace, engine};
 use super::progress::Progress;
-use crate::cli::CampaignCommand;
+use crate::cli::{CampaignCommand, CampaignOptions};
 use crate::exit::Status;
 use crate::printer;
 
 /// Runs one `tally campaign` subcommand.
-pub fn run(command: &CampaignCommand) -> anyhow::Result<Status> {
-    let CampaignCommand::Resume(args) = command;
-    let workspace = Workspace::discover(&args.campaign)?;
+pub fn run(command: &CampaignCommand, options: &CampaignOptions) -> anyhow::Result<Status> {
+    let CampaignCommand::Resume(_) = command;
+    let workspace = Workspace::discover(options)?;
     let loaded = workspace.load()?;
     let store = workspace.open_store()?;
     let progress = Progress::new();

@@ -7,13 +7,13 @@ use tally_runner::{RunLock, prune_leftovers, run_lock_path};
 
 use super::context::{Workspace, engine};
 use super::progress::{Progress, ctrl_c_token};
-use crate::cli::RunArgs;
+use crate::cli::{CampaignOptions, RunArgs};
 use crate::exit::Status;
 use crate::printer;
 
 /// Runs the command.
-pub fn run(args: &RunArgs) -> anyhow::Result<Status> {
-    let workspace = Workspace::discover(&args.campaign)?;
+pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
+    let workspace = Workspace::discover(options)?;
     let loaded = workspace.load()?;
     workspace.ensure_tally_dir()?;
     let name = &loaded.settings.name;
