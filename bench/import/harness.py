@@ -11,7 +11,8 @@ peak RSS):
   reference.py import SEED TRACE R.jsonl UUID                       (reference import)
   reference.py account R.jsonl                                      (reference account)
 
-`--runs` times (median quoted) for inputs up to `--median-max` bytes, once above; the reference
+Each cell is the wall time, the CPU time (user + system) and the peak RSS. `--runs` times (medians
+quoted) for inputs up to `--median-max` bytes, once above; the reference
 only up to `--reference-max` bytes (it holds the whole document in memory). Both tools are given
 the same device UUID, so both measure the device; tally's `account --json` busy time is then
 checked against the reference's (untimed). The 1-minute load average is sampled before every
@@ -66,13 +67,16 @@ def timed(cmd: list[str]) -> dict:
         sys.exit(f"error: {' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", proc.stderr)
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
-    if not wall or not rss:
+    user = re.search(r"User time \(seconds\): (\S+)", proc.stderr)
+    system = re.search(r"System time \(seconds\): (\S+)", proc.stderr)
+    if not wall or not rss or not user or not system:
         sys.exit(f"error: cannot read /usr/bin/time's report for {cmd}")
     seconds = 0.0
     for part in wall.group(1).split(":"):
         seconds = seconds * 60 + float(part)
     return {
         "wall": seconds,
+        "cpu": float(user.group(1)) + float(system.group(1)),
         "rss_mb": int(rss.group(1)) / 1024,
         "stdout": proc.stdout,
         "stderr": proc.stderr,
@@ -85,6 +89,7 @@ def repeat(cmd: list[str], runs: int) -> dict:
     return {
         "wall": statistics.median(walls),
         "walls": walls,
+        "cpu": statistics.median(r["cpu"] for r in results),
         "rss_mb": max(r["rss_mb"] for r in results),
         "stdout": results[-1]["stdout"],
         "stderr": results[-1]["stderr"],
@@ -165,7 +170,7 @@ def measure(args, name: str, trace: Path, out: Path, seed_artifact: Path) -> dic
 def cell(result: dict | None) -> str:
     if result is None:
         return "—"
-    return f"{result['wall']:.2f} s · {result['rss_mb']:.0f} MB"
+    return f"{result['wall']:.2f} s ({result['cpu']:.2f} s CPU) · {result['rss_mb']:.0f} MB"
 
 
 def table(rows: list[dict]) -> str:
@@ -178,8 +183,11 @@ def table(rows: list[dict]) -> str:
         ri, ra = r.get("reference_import"), r.get("reference_account")
         ratio = total = busy = "—"
         if ri is not None:
-            ratio = f"{ri['wall'] / ti['wall']:.1f}×"
-            total = f"{(ri['wall'] + ra['wall']) / (ti['wall'] + ta['wall']):.1f}×"
+            ratio = f"{ri['wall'] / ti['wall']:.1f}× ({ri['cpu'] / ti['cpu']:.1f}× CPU)"
+            total = (
+                f"{(ri['wall'] + ra['wall']) / (ti['wall'] + ta['wall']):.1f}× "
+                f"({(ri['cpu'] + ra['cpu']) / (ti['cpu'] + ta['cpu']):.1f}× CPU)"
+            )
             tb, rb = r["tally_busy"], r["reference_busy"]
             busy = f"{tb} / {rb}" + (" (equal)" if tb == rb else "")
         runs = f" (median of {ti['runs']})" if ti["runs"] > 1 else " (1 run)"
