@@ -4,8 +4,9 @@
 //! [`topology`] for the deployment, [`simulate`] for the scheduler). Generation has two stages:
 //! the simulation produces format-neutral [`Happening`]s (engine steps with their member
 //! requests and GPU work, attempts, clock probes); a lowering turns them into stormlog
-//! correlation records ([`InferenceRecord`]). A different lowering (a Kineto trace writer) can
-//! consume the same happenings later. [`Delivery`] then adds the faults of real collection —
+//! correlation records ([`InferenceRecord`]). A second lowering, [`kineto`], writes the same
+//! happenings as PyTorch profiler (Kineto) Chrome traces, one per GPU worker process
+//! ([`write_kineto`]). [`Delivery`] then adds the faults of real collection —
 //! redelivered records, shuffled order, legacy v1 records — and [`write_artifact`] writes the
 //! result through `tally_evidence`'s writer as a v2 or v4 artifact.
 //!
@@ -23,6 +24,7 @@ pub mod delivery;
 mod extras;
 mod gpu_work;
 pub mod happening;
+pub mod kineto;
 mod lower;
 mod shapes;
 pub mod simulate;
@@ -40,6 +42,10 @@ use tally_evidence::write::{ArtifactForm, ArtifactWriter};
 
 pub use delivery::{DEFAULT_SHUFFLE_WINDOW, Delivered};
 pub use happening::Happening;
+pub use kineto::{
+    KinetoOptions, KinetoSummary, KinetoTrace, KinetoTraceSummary, kineto_traces, write_kineto,
+    write_kineto_to,
+};
 pub use simulate::Simulation;
 pub use topology::Topology;
 

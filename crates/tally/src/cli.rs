@@ -359,9 +359,52 @@ pub struct SynthArgs {
     /// Number of legacy (v1) client records to mix in.
     #[arg(long, default_value_t = 0)]
     pub legacy: u64,
+    /// Write PyTorch profiler (Kineto) traces instead of an artifact, one per GPU worker
+    /// process: OUT is the file when one trace is selected (`--trace-host`, `--trace-gpu`, or a
+    /// topology with one GPU), otherwise a directory of `rank{H}-dev{G}.pt.trace.json` files.
+    #[arg(long, conflicts_with_all = ["form", "duplicates", "shuffle", "legacy"])]
+    pub kineto: bool,
+    /// With --kineto: stop once the traces hold this many bytes together (`500M`, `2.5G`,
+    /// decimal units); the request count is then unbounded.
+    #[arg(long, value_name = "SIZE", requires = "kineto", value_parser = parse_byte_size)]
+    pub target_bytes: Option<u64>,
+    /// With --kineto: only the traces of this host (0-based).
+    #[arg(long, value_name = "HOST", requires = "kineto")]
+    pub trace_host: Option<u32>,
+    /// With --kineto: only the traces of this GPU index (within each host).
+    #[arg(long, value_name = "GPU", requires = "kineto")]
+    pub trace_gpu: Option<u32>,
+    /// With --kineto: engine iterations per `ProfilerStep#N` range.
+    #[arg(long, default_value_t = 1, value_name = "N", requires = "kineto")]
+    pub iterations_per_step: u32,
+    /// With --kineto: write `baseTimeNanoseconds` and timestamps relative to it.
+    #[arg(long, requires = "kineto")]
+    pub base_time: bool,
     /// Output file (`-` for standard output).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: PathBuf,
+}
+
+/// Parses a byte count with an optional decimal unit (`k`, `M`, `G`, `T`; a trailing `B` is
+/// allowed): `500M`, `2.5G`, `1000000`.
+fn parse_byte_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let number = trimmed.trim_end_matches(['B', 'b']);
+    let (digits, scale) = match number.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&number[..i], 1e3),
+        Some((i, 'M' | 'm')) => (&number[..i], 1e6),
+        Some((i, 'G' | 'g')) => (&number[..i], 1e9),
+        Some((i, 'T' | 't')) => (&number[..i], 1e12),
+        _ => (number, 1.0),
+    };
+    match digits.parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 && value * scale < 1.8e19 => {
+            Ok((value * scale).round() as u64)
+        }
+        _ => Err(format!(
+            "expected a byte count such as 500M or 2.5G, not {text:?}"
+        )),
+    }
 }
 
 /// `tally trace import ...`

@@ -5,6 +5,7 @@
 mod delivery;
 mod determinism;
 mod happenings;
+mod kineto;
 mod validity;
 
 use tally_evidence::{CorrelationEvent, InferenceRecord};
