@@ -118,7 +118,8 @@ impl Fill<'_> {
             repeats: PAIRS * 2,
             queued: UnixMillis(clock),
         })?;
-        self.store.start_evaluation(baseline.id, UnixMillis(clock))?;
+        self.store
+            .start_evaluation(baseline.id, UnixMillis(clock))?;
         for sample in 0..PAIRS * 2 {
             self.store.record_measurement(&NewMeasurement {
                 evaluation: Some(baseline.id),

@@ -2,8 +2,12 @@
 //! campaign, head, facts, every candidate with its measurements, and the sections
 //! (`campaign.md` §11).
 
-use serde_json::{Value, json};
-use tally_plugin::Surface;
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde_json::Value;
+use tally_plugin::{CandidateView, MeasurementView, Surface};
 
 use super::context::{NoRunner, Workspace, engine};
 use super::progress::Progress;
@@ -21,7 +25,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<Status> {
     let report = engine.status(Surface::Status)?;
     let sections = super::sections::outputs(&report);
     if args.json {
-        printer::out_line(&status_json(&report, &sections).to_string())?;
+        printer::out_line(&status_json(&report, &sections)?)?;
         return Ok(Status::Success);
     }
     let campaign = &report.data.campaign;
@@ -44,60 +48,176 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<Status> {
     Ok(Status::Success)
 }
 
-/// The JSON object of `tally status --json`.
+/// The text of `tally status --json`: one object, keys in alphabetical order at every level
+/// (as a `serde_json::Value` prints them), written straight from the report without building a
+/// JSON tree (100,000 measurements make a 25 MB object).
 pub fn status_json(
     report: &tally_engine::StatusReport,
     sections: &[tally_report::SectionOutput],
-) -> Value {
+) -> serde_json::Result<String> {
     let data = &report.data;
-    let head = data.campaign.head.and_then(|h| {
+    let status = StatusJson {
+        campaign: CampaignJson {
+            evaluator: &data.campaign.evaluator,
+            name: &data.campaign.name,
+            reason: data.campaign.reason.as_deref(),
+            state: &data.campaign.state,
+        },
+        candidates: CandidatesJson {
+            candidates: &data.candidates,
+            measurements: &data.measurements,
+            lists: measurements_by_candidate(data),
+        },
+        fact_errors: &report.fact_errors,
+        facts: &report.facts,
+        head: data.campaign.head.and_then(|h| {
+            data.candidates
+                .iter()
+                .find(|c| c.id == h)
+                .map(|c| HeadJson {
+                    candidate: c.id,
+                    revision: &c.revision,
+                })
+        }),
+        sections: tally_report::json(sections),
+    };
+    // About 250 bytes a measurement; one allocation instead of a doubling series.
+    let mut text = Vec::with_capacity(4096 + data.measurements.len() * 256);
+    serde_json::to_writer(&mut text, &status)?;
+    Ok(String::from_utf8(text).expect("serde_json writes UTF-8"))
+}
+
+/// Each candidate's measurements (indices into `data.measurements`, in their order), aligned with
+/// `data.candidates`; a measurement of no listed candidate is left out.
+fn measurements_by_candidate(data: &tally_plugin::CampaignData) -> Vec<Vec<usize>> {
+    let mut lists = vec![Vec::new(); data.candidates.len()];
+    let sorted = data.candidates.is_sorted_by_key(|c| c.id);
+    let index: HashMap<u64, usize> = if sorted {
+        HashMap::new()
+    } else {
         data.candidates
             .iter()
-            .find(|c| c.id == h)
-            .map(|c| json!({"candidate": c.id, "revision": c.revision}))
-    });
-    let mut by_candidate: std::collections::BTreeMap<u64, Vec<Value>> = Default::default();
-    for m in &data.measurements {
-        by_candidate.entry(m.candidate).or_default().push(json!({
-            "id": m.id,
-            "seconds": m.seconds,
-            "error": m.error,
-            "pair": m.pair,
-            "evaluator": m.evaluator,
-            "side": m.side,
-            "evaluation": m.evaluation,
-            "attempt": m.attempt,
-            "rung": m.rung,
-            "metrics": m.metrics,
-        }));
+            .enumerate()
+            .map(|(i, c)| (c.id, i))
+            .collect()
+    };
+    for (i, m) in data.measurements.iter().enumerate() {
+        let at = if sorted {
+            data.candidates
+                .binary_search_by_key(&m.candidate, |c| c.id)
+                .ok()
+        } else {
+            index.get(&m.candidate).copied()
+        };
+        if let Some(at) = at {
+            lists[at].push(i);
+        }
     }
-    let candidates: Vec<Value> = data
-        .candidates
-        .iter()
-        .map(|c| {
-            json!({
-                "id": c.id,
-                "revision": c.revision,
-                "parent": c.parent,
-                "verdict": c.verdict,
-                "reason": c.reason,
-                "proposed_by": c.proposed_by,
-                "metrics": c.metrics,
-                "measurements": by_candidate.remove(&c.id).unwrap_or_default(),
-            })
-        })
-        .collect();
-    json!({
-        "campaign": {
-            "name": data.campaign.name,
-            "state": data.campaign.state,
-            "reason": data.campaign.reason,
-            "evaluator": data.campaign.evaluator,
-        },
-        "head": head,
-        "facts": report.facts,
-        "fact_errors": report.fact_errors,
-        "candidates": candidates,
-        "sections": tally_report::json(sections),
-    })
+    lists
+}
+
+#[derive(Serialize)]
+struct StatusJson<'a> {
+    campaign: CampaignJson<'a>,
+    candidates: CandidatesJson<'a>,
+    fact_errors: &'a [String],
+    facts: &'a tally_plugin::Facts,
+    head: Option<HeadJson<'a>>,
+    sections: Value,
+}
+
+#[derive(Serialize)]
+struct CampaignJson<'a> {
+    evaluator: &'a str,
+    name: &'a str,
+    reason: Option<&'a str>,
+    state: &'a str,
+}
+
+#[derive(Serialize)]
+struct HeadJson<'a> {
+    candidate: u64,
+    revision: &'a str,
+}
+
+/// The candidates array, each with its measurements.
+struct CandidatesJson<'a> {
+    candidates: &'a [CandidateView],
+    measurements: &'a [MeasurementView],
+    lists: Vec<Vec<usize>>,
+}
+
+impl Serialize for CandidatesJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.candidates.len()))?;
+        for (candidate, list) in self.candidates.iter().zip(&self.lists) {
+            seq.serialize_element(&CandidateJson {
+                candidate,
+                measurements: MeasurementsJson {
+                    all: self.measurements,
+                    list,
+                },
+            })?;
+        }
+        seq.end()
+    }
+}
+
+/// One candidate: the fields of `CandidateView` but `measurements` added (and sorted keys).
+struct CandidateJson<'a> {
+    candidate: &'a CandidateView,
+    measurements: MeasurementsJson<'a>,
+}
+
+impl Serialize for CandidateJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let c = self.candidate;
+        let mut map = serializer.serialize_map(Some(8))?;
+        map.serialize_entry("id", &c.id)?;
+        map.serialize_entry("measurements", &self.measurements)?;
+        map.serialize_entry("metrics", &c.metrics)?;
+        map.serialize_entry("parent", &c.parent)?;
+        map.serialize_entry("proposed_by", &c.proposed_by)?;
+        map.serialize_entry("reason", &c.reason)?;
+        map.serialize_entry("revision", &c.revision)?;
+        map.serialize_entry("verdict", &c.verdict)?;
+        map.end()
+    }
+}
+
+/// One candidate's measurements: `list` indexes `all`.
+struct MeasurementsJson<'a> {
+    all: &'a [MeasurementView],
+    list: &'a [usize],
+}
+
+impl Serialize for MeasurementsJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.list.len()))?;
+        for &i in self.list {
+            seq.serialize_element(&MeasurementJson(&self.all[i]))?;
+        }
+        seq.end()
+    }
+}
+
+/// One measurement: the fields the contract names, sorted keys.
+struct MeasurementJson<'a>(&'a MeasurementView);
+
+impl Serialize for MeasurementJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let m = self.0;
+        let mut map = serializer.serialize_map(Some(10))?;
+        map.serialize_entry("attempt", &m.attempt)?;
+        map.serialize_entry("error", &m.error)?;
+        map.serialize_entry("evaluation", &m.evaluation)?;
+        map.serialize_entry("evaluator", &m.evaluator)?;
+        map.serialize_entry("id", &m.id)?;
+        map.serialize_entry("metrics", &m.metrics)?;
+        map.serialize_entry("pair", &m.pair)?;
+        map.serialize_entry("rung", &m.rung)?;
+        map.serialize_entry("seconds", &m.seconds)?;
+        map.serialize_entry("side", &m.side)?;
+        map.end()
+    }
 }
