@@ -104,7 +104,7 @@ impl Fill<'_> {
             .map(|n| NewCandidate {
                 revision: revision(n),
                 proposed_by: "agent-7".to_owned(),
-                note: (n % 3 == 0).then(|| format!("try idea {n}")),
+                note: n.is_multiple_of(3).then(|| format!("try idea {n}")),
                 created: UnixMillis(1_700_000_000_000 + i64::from(n)),
             })
             .collect();
@@ -185,7 +185,7 @@ impl Fill<'_> {
                 } else {
                     head
                 };
-                let failed = side == Side::Candidate && n % 50 == 0 && pair == PAIRS - 1;
+                let failed = side == Side::Candidate && n.is_multiple_of(50) && pair == PAIRS - 1;
                 let m = self.store.record_measurement(&NewMeasurement {
                     evaluation: Some(e.id),
                     side,

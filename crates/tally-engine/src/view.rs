@@ -141,26 +141,43 @@ fn summary(snapshot: &CampaignSnapshot, settings: &Settings, evaluator: &str) ->
 
 /// Every candidate with its means, gathered in one pass over the measurements.
 fn candidate_views(snapshot: &CampaignSnapshot, evaluator: &str) -> Vec<CandidateView> {
-    let mut sums: HashMap<CandidateId, MetricSums<'_>> =
-        HashMap::with_capacity(snapshot.candidates.len());
+    let candidates = &snapshot.candidates;
+    let mut sums: Vec<MetricSums<'_>> = Vec::new();
+    sums.resize_with(candidates.len(), MetricSums::default);
+    // The store lists candidates oldest first, which is id order: a binary search finds each
+    // measurement's candidate without building a map. Any other order takes the map.
+    let index: Option<HashMap<CandidateId, usize>> =
+        (!candidates.is_sorted_by_key(|c| c.id)).then(|| {
+            candidates
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.id, i))
+                .collect()
+        });
     for m in snapshot
         .measurements
         .iter()
         .filter(|m| counts(m, evaluator))
     {
-        sums.entry(m.candidate).or_default().add(m);
+        let at = match &index {
+            None => candidates.binary_search_by_key(&m.candidate, |c| c.id).ok(),
+            Some(index) => index.get(&m.candidate).copied(),
+        };
+        if let Some(at) = at {
+            sums[at].add(m);
+        }
     }
-    snapshot
-        .candidates
+    candidates
         .iter()
-        .map(|c| CandidateView {
+        .zip(&sums)
+        .map(|(c, sums)| CandidateView {
             id: u64::from(c.id.0),
             revision: c.revision.clone(),
             parent: c.parent.map(|p| u64::from(p.0)),
             verdict: c.verdict.as_str().into(),
             reason: c.reason.clone(),
             proposed_by: c.proposed_by.clone(),
-            metrics: sums.get(&c.id).map(MetricSums::means).unwrap_or_default(),
+            metrics: sums.means(),
         })
         .collect()
 }

@@ -23,9 +23,17 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<Status> {
     let progress = Progress::new();
     let engine = engine(&workspace, &store, &NoRunner, &loaded, &progress);
     let report = engine.status(Surface::Status)?;
-    let sections = super::sections::outputs(&report);
+    let printed = print(args, &report);
+    // The process ends after this command: freeing 100,000 measurements one allocation at a
+    // time would add ~30 ms to a 10,000-candidate status for nothing.
+    std::mem::forget(report);
+    printed
+}
+
+fn print(args: &StatusArgs, report: &tally_engine::StatusReport) -> anyhow::Result<Status> {
+    let sections = super::sections::outputs(report);
     if args.json {
-        printer::out_line(&status_json(&report, &sections)?)?;
+        printer::out_line(&status_json(report, &sections)?)?;
         return Ok(Status::Success);
     }
     let campaign = &report.data.campaign;
