@@ -21,6 +21,15 @@ pub fn out_line(text: &str) -> io::Result<()> {
     stdout.flush()
 }
 
+/// Writes a value as one line of compact JSON to standard output, streamed through a buffer
+/// (`tally status --json` on a large campaign is tens of megabytes: no copy of it in memory).
+pub fn out_json_line(value: &impl serde::Serialize) -> io::Result<()> {
+    let mut stdout = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    serde_json::to_writer(&mut stdout, value)?;
+    stdout.write_all(b"\n")?;
+    stdout.flush()
+}
+
 /// Writes `error: <message>` on standard error.
 pub fn error(message: &str) {
     let mut stderr = io::stderr().lock();

@@ -33,7 +33,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<Status> {
 fn print(args: &StatusArgs, report: &tally_engine::StatusReport) -> anyhow::Result<Status> {
     let sections = super::sections::outputs(report);
     if args.json {
-        printer::out_line(&status_json(report, &sections)?)?;
+        printer::out_json_line(&status_json(report, &sections))?;
         return Ok(Status::Success);
     }
     let campaign = &report.data.campaign;
@@ -56,15 +56,15 @@ fn print(args: &StatusArgs, report: &tally_engine::StatusReport) -> anyhow::Resu
     Ok(Status::Success)
 }
 
-/// The text of `tally status --json`: one object, keys in alphabetical order at every level
-/// (as a `serde_json::Value` prints them), written straight from the report without building a
+/// `tally status --json`: one object, keys in alphabetical order at every level (as a
+/// `serde_json::Value` prints them), serialised straight from the report without building a
 /// JSON tree (100,000 measurements make a 25 MB object).
-pub fn status_json(
-    report: &tally_engine::StatusReport,
+pub fn status_json<'a>(
+    report: &'a tally_engine::StatusReport,
     sections: &[tally_report::SectionOutput],
-) -> serde_json::Result<String> {
+) -> impl Serialize + 'a {
     let data = &report.data;
-    let status = StatusJson {
+    StatusJson {
         campaign: CampaignJson {
             evaluator: &data.campaign.evaluator,
             name: &data.campaign.name,
@@ -88,11 +88,7 @@ pub fn status_json(
                 })
         }),
         sections: tally_report::json(sections),
-    };
-    // About 250 bytes a measurement; one allocation instead of a doubling series.
-    let mut text = Vec::with_capacity(4096 + data.measurements.len() * 256);
-    serde_json::to_writer(&mut text, &status)?;
-    Ok(String::from_utf8(text).expect("serde_json writes UTF-8"))
+    }
 }
 
 /// Each candidate's measurements (indices into `data.measurements`, in their order), aligned with
