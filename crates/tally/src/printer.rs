@@ -21,11 +21,14 @@ pub fn out_line(text: &str) -> io::Result<()> {
     stdout.flush()
 }
 
-/// Writes a value as one line of compact JSON to standard output, streamed through a buffer
-/// (`tally status --json` on a large campaign is tens of megabytes: no copy of it in memory).
-pub fn out_json_line(value: &impl serde::Serialize) -> io::Result<()> {
+/// Writes a long result produced piecewise (`tally status --json` on a large campaign is tens
+/// of megabytes) to standard output through a buffer, with no copy of it in memory, then a
+/// newline.
+pub fn out_streamed(
+    write: impl FnOnce(&mut io::BufWriter<io::StdoutLock<'static>>) -> io::Result<()>,
+) -> io::Result<()> {
     let mut stdout = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    serde_json::to_writer(&mut stdout, value)?;
+    write(&mut stdout)?;
     stdout.write_all(b"\n")?;
     stdout.flush()
 }

@@ -3,11 +3,10 @@
 //! (`campaign.md` §11).
 
 use std::collections::HashMap;
+use std::io::{self, Write};
 
 use serde::Serialize;
-use serde::ser::{SerializeMap, SerializeSeq, Serializer};
-use serde_json::Value;
-use tally_plugin::{CandidateView, MeasurementView, Surface};
+use tally_plugin::{MeasurementView, Surface};
 
 use super::context::{NoRunner, Workspace, engine};
 use super::progress::Progress;
@@ -33,7 +32,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<Status> {
 fn print(args: &StatusArgs, report: &tally_engine::StatusReport) -> anyhow::Result<Status> {
     let sections = super::sections::outputs(report);
     if args.json {
-        printer::out_json_line(&status_json(report, &sections))?;
+        printer::out_streamed(|out| write_status_json(out, report, &sections))?;
         return Ok(Status::Success);
     }
     let campaign = &report.data.campaign;
@@ -56,39 +55,105 @@ fn print(args: &StatusArgs, report: &tally_engine::StatusReport) -> anyhow::Resu
     Ok(Status::Success)
 }
 
-/// `tally status --json`: one object, keys in alphabetical order at every level (as a
-/// `serde_json::Value` prints them), serialised straight from the report without building a
-/// JSON tree (100,000 measurements make a 25 MB object).
-pub fn status_json<'a>(
-    report: &'a tally_engine::StatusReport,
+/// Writes `tally status --json`: one object, keys in alphabetical order at every level (as a
+/// `serde_json::Value` prints them). The structure is written by hand and every value by
+/// serde_json, straight from the report: no JSON tree, and no per-key escaping of the fixed keys
+/// (100,000 measurements make a 25 MB object).
+pub fn write_status_json(
+    out: &mut impl Write,
+    report: &tally_engine::StatusReport,
     sections: &[tally_report::SectionOutput],
-) -> impl Serialize + 'a {
+) -> io::Result<()> {
     let data = &report.data;
-    StatusJson {
-        campaign: CampaignJson {
-            evaluator: &data.campaign.evaluator,
-            name: &data.campaign.name,
-            reason: data.campaign.reason.as_deref(),
-            state: &data.campaign.state,
-        },
-        candidates: CandidatesJson {
-            candidates: &data.candidates,
-            measurements: &data.measurements,
-            lists: measurements_by_candidate(data),
-        },
-        fact_errors: &report.fact_errors,
-        facts: &report.facts,
-        head: data.campaign.head.and_then(|h| {
-            data.candidates
-                .iter()
-                .find(|c| c.id == h)
-                .map(|c| HeadJson {
-                    candidate: c.id,
-                    revision: &c.revision,
-                })
-        }),
-        sections: tally_report::json(sections),
+    let campaign = &data.campaign;
+    out.write_all(b"{\"campaign\":{\"evaluator\":")?;
+    json(out, &campaign.evaluator)?;
+    out.write_all(b",\"name\":")?;
+    json(out, &campaign.name)?;
+    out.write_all(b",\"reason\":")?;
+    json(out, &campaign.reason)?;
+    out.write_all(b",\"state\":")?;
+    json(out, &campaign.state)?;
+    out.write_all(b"},\"candidates\":[")?;
+    let lists = measurements_by_candidate(data);
+    for (n, (c, list)) in data.candidates.iter().zip(&lists).enumerate() {
+        if n > 0 {
+            out.write_all(b",")?;
+        }
+        out.write_all(b"{\"id\":")?;
+        json(out, &c.id)?;
+        out.write_all(b",\"measurements\":[")?;
+        for (k, &i) in list.iter().enumerate() {
+            if k > 0 {
+                out.write_all(b",")?;
+            }
+            write_measurement(out, &data.measurements[i])?;
+        }
+        out.write_all(b"],\"metrics\":")?;
+        json(out, &c.metrics)?;
+        out.write_all(b",\"parent\":")?;
+        json(out, &c.parent)?;
+        out.write_all(b",\"proposed_by\":")?;
+        json(out, &c.proposed_by)?;
+        out.write_all(b",\"reason\":")?;
+        json(out, &c.reason)?;
+        out.write_all(b",\"revision\":")?;
+        json(out, &c.revision)?;
+        out.write_all(b",\"verdict\":")?;
+        json(out, &c.verdict)?;
+        out.write_all(b"}")?;
     }
+    out.write_all(b"],\"fact_errors\":")?;
+    json(out, &report.fact_errors)?;
+    out.write_all(b",\"facts\":")?;
+    json(out, &report.facts)?;
+    out.write_all(b",\"head\":")?;
+    match campaign
+        .head
+        .and_then(|h| data.candidates.iter().find(|c| c.id == h))
+    {
+        Some(c) => {
+            out.write_all(b"{\"candidate\":")?;
+            json(out, &c.id)?;
+            out.write_all(b",\"revision\":")?;
+            json(out, &c.revision)?;
+            out.write_all(b"}")?;
+        }
+        None => out.write_all(b"null")?,
+    }
+    out.write_all(b",\"sections\":")?;
+    json(out, &tally_report::json(sections))?;
+    out.write_all(b"}")
+}
+
+/// One measurement: the fields the contract names, keys sorted.
+fn write_measurement(out: &mut impl Write, m: &MeasurementView) -> io::Result<()> {
+    out.write_all(b"{\"attempt\":")?;
+    json(out, &m.attempt)?;
+    out.write_all(b",\"error\":")?;
+    json(out, &m.error)?;
+    out.write_all(b",\"evaluation\":")?;
+    json(out, &m.evaluation)?;
+    out.write_all(b",\"evaluator\":")?;
+    json(out, &m.evaluator)?;
+    out.write_all(b",\"id\":")?;
+    json(out, &m.id)?;
+    out.write_all(b",\"metrics\":")?;
+    json(out, &m.metrics)?;
+    out.write_all(b",\"pair\":")?;
+    json(out, &m.pair)?;
+    out.write_all(b",\"rung\":")?;
+    json(out, &m.rung)?;
+    out.write_all(b",\"seconds\":")?;
+    json(out, &m.seconds)?;
+    out.write_all(b",\"side\":")?;
+    json(out, &m.side)?;
+    out.write_all(b"}")
+}
+
+/// One value as serde_json writes it.
+fn json(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, value).map_err(io::Error::from)
 }
 
 /// Each candidate's measurements (indices into `data.measurements`, in their order), aligned with
@@ -118,110 +183,4 @@ fn measurements_by_candidate(data: &tally_plugin::CampaignData) -> Vec<Vec<usize
         }
     }
     lists
-}
-
-#[derive(Serialize)]
-struct StatusJson<'a> {
-    campaign: CampaignJson<'a>,
-    candidates: CandidatesJson<'a>,
-    fact_errors: &'a [String],
-    facts: &'a tally_plugin::Facts,
-    head: Option<HeadJson<'a>>,
-    sections: Value,
-}
-
-#[derive(Serialize)]
-struct CampaignJson<'a> {
-    evaluator: &'a str,
-    name: &'a str,
-    reason: Option<&'a str>,
-    state: &'a str,
-}
-
-#[derive(Serialize)]
-struct HeadJson<'a> {
-    candidate: u64,
-    revision: &'a str,
-}
-
-/// The candidates array, each with its measurements.
-struct CandidatesJson<'a> {
-    candidates: &'a [CandidateView],
-    measurements: &'a [MeasurementView],
-    lists: Vec<Vec<usize>>,
-}
-
-impl Serialize for CandidatesJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.candidates.len()))?;
-        for (candidate, list) in self.candidates.iter().zip(&self.lists) {
-            seq.serialize_element(&CandidateJson {
-                candidate,
-                measurements: MeasurementsJson {
-                    all: self.measurements,
-                    list,
-                },
-            })?;
-        }
-        seq.end()
-    }
-}
-
-/// One candidate: the fields of `CandidateView` but `measurements` added (and sorted keys).
-struct CandidateJson<'a> {
-    candidate: &'a CandidateView,
-    measurements: MeasurementsJson<'a>,
-}
-
-impl Serialize for CandidateJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let c = self.candidate;
-        let mut map = serializer.serialize_map(Some(8))?;
-        map.serialize_entry("id", &c.id)?;
-        map.serialize_entry("measurements", &self.measurements)?;
-        map.serialize_entry("metrics", &c.metrics)?;
-        map.serialize_entry("parent", &c.parent)?;
-        map.serialize_entry("proposed_by", &c.proposed_by)?;
-        map.serialize_entry("reason", &c.reason)?;
-        map.serialize_entry("revision", &c.revision)?;
-        map.serialize_entry("verdict", &c.verdict)?;
-        map.end()
-    }
-}
-
-/// One candidate's measurements: `list` indexes `all`.
-struct MeasurementsJson<'a> {
-    all: &'a [MeasurementView],
-    list: &'a [usize],
-}
-
-impl Serialize for MeasurementsJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.list.len()))?;
-        for &i in self.list {
-            seq.serialize_element(&MeasurementJson(&self.all[i]))?;
-        }
-        seq.end()
-    }
-}
-
-/// One measurement: the fields the contract names, sorted keys.
-struct MeasurementJson<'a>(&'a MeasurementView);
-
-impl Serialize for MeasurementJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let m = self.0;
-        let mut map = serializer.serialize_map(Some(10))?;
-        map.serialize_entry("attempt", &m.attempt)?;
-        map.serialize_entry("error", &m.error)?;
-        map.serialize_entry("evaluation", &m.evaluation)?;
-        map.serialize_entry("evaluator", &m.evaluator)?;
-        map.serialize_entry("id", &m.id)?;
-        map.serialize_entry("metrics", &m.metrics)?;
-        map.serialize_entry("pair", &m.pair)?;
-        map.serialize_entry("rung", &m.rung)?;
-        map.serialize_entry("seconds", &m.seconds)?;
-        map.serialize_entry("side", &m.side)?;
-        map.end()
-    }
 }
