@@ -276,8 +276,8 @@ impl<'a> Engine<'a> {
 
     /// The provider view of the campaign.
     pub fn data(&self) -> Result<CampaignData> {
-        Ok(view::campaign_data(
-            &self.snapshot()?,
+        Ok(view::into_campaign_data(
+            self.snapshot()?,
             self.settings,
             &self.evaluator,
         ))

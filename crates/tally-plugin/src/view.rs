@@ -94,6 +94,9 @@ pub struct MeasurementView {
     pub rung: Option<String>,
     /// Attempt number (2 for the retry of a sample killed from outside).
     pub attempt: u32,
+    /// Index of the sample on its side of the evaluation (0-based).
+    #[serde(default)]
+    pub sample: u32,
     /// Seconds since the Unix epoch when it started.
     pub started_at: Option<f64>,
     /// What it printed.

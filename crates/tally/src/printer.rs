@@ -21,6 +21,18 @@ pub fn out_line(text: &str) -> io::Result<()> {
     stdout.flush()
 }
 
+/// Writes a long result produced piecewise (`tally status --json` on a large campaign is tens
+/// of megabytes) to standard output through a buffer, with no copy of it in memory, then a
+/// newline.
+pub fn out_streamed(
+    write: impl FnOnce(&mut io::BufWriter<io::StdoutLock<'static>>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut stdout = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    write(&mut stdout)?;
+    stdout.write_all(b"\n")?;
+    stdout.flush()
+}
+
 /// Writes `error: <message>` on standard error.
 pub fn error(message: &str) {
     let mut stderr = io::stderr().lock();

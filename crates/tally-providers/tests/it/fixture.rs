@@ -65,6 +65,7 @@ pub fn measurement(
         evaluator: EVALUATOR.into(),
         rung: None,
         attempt: 1,
+        sample: 0,
         started_at: Some(1_700_000_000.0 + id as f64 * 60.0),
         metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
     }

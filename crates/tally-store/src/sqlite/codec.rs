@@ -140,7 +140,7 @@ pub(super) fn metrics_from_sql(text: &str) -> Result<BTreeMap<String, f64>, Stri
 /// the caller falls back to the full parser, so this never changes a result.
 fn metrics_from_sql_fast(text: &str) -> Option<BTreeMap<String, f64>> {
     let body = text.strip_prefix('{')?.strip_suffix('}')?;
-    let mut pairs = Vec::new();
+    let mut metrics = BTreeMap::new();
     let mut rest = body;
     while !rest.is_empty() {
         let quoted = rest.strip_prefix('"')?;
@@ -160,15 +160,14 @@ fn metrics_from_sql_fast(text: &str) -> Option<BTreeMap<String, f64>> {
             return None;
         }
         let value: f64 = number.parse().ok()?;
-        pairs.push((name.to_owned(), value));
+        metrics.insert(name.to_owned(), value);
         match next {
             Some(after) if !after.is_empty() => rest = after,
             Some(_) => return None,
             None => break,
         }
     }
-    // serde_json writes a BTreeMap's keys in order, so this is a bulk build.
-    Some(pairs.into_iter().collect())
+    Some(metrics)
 }
 
 /// Decodes a campaign row (see [`CAMPAIGN_COLUMNS`]).

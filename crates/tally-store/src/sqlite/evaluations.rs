@@ -111,9 +111,16 @@ pub(super) fn list(conn: &Connection, campaign: CampaignId) -> Result<Vec<Evalua
     campaigns::require(conn, campaign)?;
     let sql =
         format!("SELECT {EVALUATION_COLUMNS} FROM evaluations WHERE campaign_id = ?1 ORDER BY id");
+    // Sized once: `tally status` lists every one of a large campaign.
+    let count: usize = conn
+        .prepare_cached("SELECT COUNT(*) FROM evaluations WHERE campaign_id = ?1")?
+        .query_row([campaign.0], |row| row.get(0))?;
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([campaign.0], evaluation_from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    let mut all = Vec::with_capacity(count);
+    for row in stmt.query_map([campaign.0], evaluation_from_row)? {
+        all.push(row?);
+    }
+    Ok(all)
 }
 
 pub(super) fn unfinished(

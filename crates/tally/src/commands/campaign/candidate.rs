@@ -53,7 +53,6 @@ fn show(args: &CandidateShowArgs, options: &CampaignOptions) -> anyhow::Result<S
     let id = candidate_id(&args.id)?;
     let candidate = engine.candidate(id)?;
     let data = engine.data()?;
-    let samples = super::status::sample_indexes(&engine.snapshot()?);
     let view = data
         .candidates
         .iter()
@@ -77,13 +76,6 @@ fn show(args: &CandidateShowArgs, options: &CampaignOptions) -> anyhow::Result<S
             "metrics": view.as_ref().map(|v| v.metrics.clone()).unwrap_or_default(),
             "measurements": measurements
                 .iter()
-                .map(|m| {
-                    let mut value = serde_json::to_value(m).unwrap_or_default();
-                    if let Some(object) = value.as_object_mut() {
-                        object.insert("sample".into(), samples.get(&m.id).copied().into());
-                    }
-                    value
-                })
                 .collect::<Vec<_>>(),
         });
         printer::out_line(&serde_json::to_string_pretty(&value)?)?;
@@ -123,9 +115,7 @@ fn show(args: &CandidateShowArgs, options: &CampaignOptions) -> anyhow::Result<S
             "    #{} {} sample {}{} {:.2}s {}{}\n",
             m.id,
             m.side,
-            samples
-                .get(&m.id)
-                .map_or_else(|| "?".to_string(), ToString::to_string),
+            m.sample,
             if m.attempt > 1 {
                 format!(" (attempt {})", m.attempt)
             } else {
