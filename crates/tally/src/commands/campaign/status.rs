@@ -10,13 +10,13 @@ use tally_plugin::{MeasurementView, Surface};
 
 use super::context::{NoRunner, Workspace, engine};
 use super::progress::Progress;
-use crate::cli::StatusArgs;
+use crate::cli::{CampaignOptions, StatusArgs};
 use crate::exit::Status;
 use crate::printer;
 
 /// Runs the command.
-pub fn run(args: &StatusArgs) -> anyhow::Result<Status> {
-    let workspace = Workspace::discover(&args.campaign)?;
+pub fn run(args: &StatusArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
+    let workspace = Workspace::discover(options)?;
     let loaded = workspace.load()?;
     let store = workspace.open_store()?;
     let progress = Progress::new();
