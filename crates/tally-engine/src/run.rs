@@ -285,8 +285,8 @@ impl Engine<'_> {
 
     /// The stop rule's answer now (a rule that fails holds).
     fn stop_decision(&self, campaign: &Campaign) -> Result<StopDecision> {
-        let data = view::campaign_data(
-            &self.store.snapshot(campaign.id)?,
+        let data = view::into_campaign_data(
+            self.store.snapshot(campaign.id)?,
             self.settings,
             &self.evaluator,
         );
