@@ -6,19 +6,17 @@ use std::fmt::Write as _;
 
 use tally_plugin::Surface;
 
-use super::context::{NoRunner, Workspace, engine};
-use super::progress::Progress;
+use super::context::Session;
 use crate::cli::{BriefArgs, CampaignOptions};
 use crate::exit::Status;
 use crate::printer;
 
 /// Runs the command.
 pub fn run(_args: &BriefArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
-    let workspace = Workspace::discover(options)?;
-    let loaded = workspace.load()?;
-    let store = workspace.open_store()?;
-    let progress = Progress::new();
-    let engine = engine(&workspace, &store, &NoRunner, &loaded, &progress);
+    let session = Session::open(options)?;
+    let engine = session.engine();
+    let workspace = &session.workspace;
+    let loaded = &session.loaded;
     let report = engine.status(Surface::Run)?;
     let mut out = String::new();
     match std::fs::read_to_string(workspace.root().join("brief.md")) {

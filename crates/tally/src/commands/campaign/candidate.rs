@@ -3,8 +3,7 @@
 use anyhow::bail;
 use tally_model::Verdict;
 
-use super::context::{NoRunner, Workspace, caller, candidate_id, engine};
-use super::progress::Progress;
+use super::context::{Session, caller, candidate_id};
 use crate::cli::{
     CampaignOptions, CandidateAddArgs, CandidateCommand, CandidateRemeasureArgs, CandidateShowArgs,
     CandidateVerdictArgs,
@@ -23,11 +22,9 @@ pub fn run(command: &CandidateCommand, options: &CampaignOptions) -> anyhow::Res
 }
 
 fn add(args: &CandidateAddArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
-    let workspace = Workspace::discover(options)?;
-    let loaded = workspace.load()?;
-    let store = workspace.open_store()?;
-    let progress = Progress::new();
-    let engine = engine(&workspace, &store, &NoRunner, &loaded, &progress);
+    let session = Session::open(options)?;
+    let engine = session.engine();
+    let workspace = &session.workspace;
     let mut commits = Vec::new();
     for rev in &args.revisions {
         commits.push(workspace.git.resolve_commit(rev)?);
@@ -45,11 +42,8 @@ fn add(args: &CandidateAddArgs, options: &CampaignOptions) -> anyhow::Result<Sta
 }
 
 fn show(args: &CandidateShowArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
-    let workspace = Workspace::discover(options)?;
-    let loaded = workspace.load()?;
-    let store = workspace.open_store()?;
-    let progress = Progress::new();
-    let engine = engine(&workspace, &store, &NoRunner, &loaded, &progress);
+    let session = Session::open(options)?;
+    let engine = session.engine();
     let id = candidate_id(&args.id)?;
     let candidate = engine.candidate(id)?;
     let data = engine.data()?;
@@ -134,11 +128,8 @@ fn show(args: &CandidateShowArgs, options: &CampaignOptions) -> anyhow::Result<S
 }
 
 fn remeasure(args: &CandidateRemeasureArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
-    let workspace = Workspace::discover(options)?;
-    let loaded = workspace.load()?;
-    let store = workspace.open_store()?;
-    let progress = Progress::new();
-    let engine = engine(&workspace, &store, &NoRunner, &loaded, &progress);
+    let session = Session::open(options)?;
+    let engine = session.engine();
     let id = candidate_id(&args.id)?;
     if args.repeats == Some(0) {
         bail!("--repeats 0: expected at least 1 pair");
@@ -151,11 +142,9 @@ fn remeasure(args: &CandidateRemeasureArgs, options: &CampaignOptions) -> anyhow
 }
 
 fn verdict(args: &CandidateVerdictArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
-    let workspace = Workspace::discover(options)?;
-    let loaded = workspace.load()?;
-    let store = workspace.open_store()?;
-    let progress = Progress::new();
-    let engine = engine(&workspace, &store, &NoRunner, &loaded, &progress);
+    let session = Session::open(options)?;
+    let engine = session.engine();
+    let workspace = &session.workspace;
     let id = candidate_id(&args.id)?;
     let Some(outcome) = Verdict::parse(&args.outcome) else {
         bail!(

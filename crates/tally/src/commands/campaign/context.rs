@@ -193,6 +193,44 @@ pub fn engine<'a>(
     )
 }
 
+/// The set-up of a campaign command that runs no samples: the repository, `tally.toml` loaded and
+/// built, the store, and a progress display for what the engine says.
+pub struct Session {
+    /// The repository.
+    pub workspace: Workspace,
+    /// `tally.toml`, validated and built.
+    pub loaded: Loaded,
+    /// The store.
+    pub store: SqliteStore,
+    progress: super::progress::Progress,
+}
+
+impl Session {
+    /// Finds the repository, loads `tally.toml` and opens the store.
+    pub fn open(options: &CampaignOptions) -> anyhow::Result<Self> {
+        let workspace = Workspace::discover(options)?;
+        let loaded = workspace.load()?;
+        let store = workspace.open_store()?;
+        Ok(Self {
+            workspace,
+            loaded,
+            store,
+            progress: super::progress::Progress::new(),
+        })
+    }
+
+    /// An engine over the session, with a runner that runs nothing.
+    pub fn engine(&self) -> Engine<'_> {
+        engine(
+            &self.workspace,
+            &self.store,
+            &NoRunner,
+            &self.loaded,
+            &self.progress,
+        )
+    }
+}
+
 /// A runner for commands that never run samples (status, brief, verdicts by hand).
 pub struct NoRunner;
 

@@ -8,8 +8,7 @@ use anyhow::{Context, bail};
 use serde::Deserialize;
 use tally_engine::ManualReport;
 
-use super::context::{NoRunner, Workspace, caller, candidate_id, engine};
-use super::progress::Progress;
+use super::context::{Session, caller, candidate_id};
 use crate::cli::{CampaignOptions, MeasurementAddArgs, MeasurementCommand};
 use crate::exit::Status;
 use crate::printer;
@@ -44,11 +43,9 @@ fn add(args: &MeasurementAddArgs, options: &CampaignOptions) -> anyhow::Result<S
     if let Some((metric, value)) = report.metrics.iter().find(|(_, v)| !v.is_finite()) {
         bail!("{name}: metrics.{metric} = {value}: expected a finite number");
     }
-    let workspace = Workspace::discover(options)?;
-    let loaded = workspace.load()?;
-    let store = workspace.open_store()?;
-    let progress = Progress::new();
-    let engine = engine(&workspace, &store, &NoRunner, &loaded, &progress);
+    let session = Session::open(options)?;
+    let engine = session.engine();
+    let workspace = &session.workspace;
     let id = candidate_id(&args.id)?;
     let who = caller(&workspace.git);
     let m = engine.add_measurement(

@@ -8,19 +8,15 @@ use std::io::{self, Write};
 use serde::Serialize;
 use tally_plugin::{MeasurementView, Surface};
 
-use super::context::{NoRunner, Workspace, engine};
-use super::progress::Progress;
+use super::context::Session;
 use crate::cli::{CampaignOptions, StatusArgs};
 use crate::exit::Status;
 use crate::printer;
 
 /// Runs the command.
 pub fn run(args: &StatusArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
-    let workspace = Workspace::discover(options)?;
-    let loaded = workspace.load()?;
-    let store = workspace.open_store()?;
-    let progress = Progress::new();
-    let engine = engine(&workspace, &store, &NoRunner, &loaded, &progress);
+    let session = Session::open(options)?;
+    let engine = session.engine();
     let report = engine.status(Surface::Status)?;
     let printed = print(args, &report);
     // The process ends after this command: freeing 100,000 measurements one allocation at a
