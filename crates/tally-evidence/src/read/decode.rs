@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use crate::fingerprint;
-use crate::model::{CorrelationContext, CorrelationEvent, InferenceRecord, LegacyRecord, Text};
+use crate::model::{CorrelationContext, InferenceRecord, LegacyRecord, Text};
 
 use super::events::{self, ContextSource, Embedded, EventParts, Fields};
 use super::fields::{self, Checked, Fault};
@@ -52,9 +52,7 @@ impl Decoded {
     pub(crate) fn finish(self) -> Option<InferenceRecord> {
         match self {
             Decoded::Record(record) => Some(record),
-            Decoded::Resolved(context, parts) => Some(InferenceRecord::Event(
-                CorrelationEvent::new(context, parts.event_id, parts.metadata, parts.body),
-            )),
+            Decoded::Resolved(context, parts) => Some(InferenceRecord::Event(parts.event(context))),
             Decoded::Blank | Decoded::Definition { .. } | Decoded::Compact { .. } => None,
         }
     }
@@ -265,12 +263,9 @@ pub(crate) fn embedded_record(
             Embedded::Legacy => InferenceRecord::Legacy(LegacyRecord {
                 json: trim_json_space(text).into(),
             }),
-            Embedded::Event(context, parts) => InferenceRecord::Event(CorrelationEvent::new(
-                context.expect("an embedded event has its context"),
-                parts.event_id,
-                parts.metadata,
-                parts.body,
-            )),
+            Embedded::Event(context, parts) => InferenceRecord::Event(
+                parts.event(context.expect("an embedded event has its context")),
+            ),
         },
     )
 }

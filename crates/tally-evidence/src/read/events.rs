@@ -8,10 +8,15 @@
 //! its context id is known to resolve) both come here. It does not decide whether a line is a
 //! transport record, and never looks a context id up (see `decode` and `context`).
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
+use crate::fingerprint::{self, Fingerprint};
 use crate::model::{
-    BusyIntervals, CorrelationContext, EntityRef, EventBody, EventType, Metadata, Text,
+    BusyIntervals, CorrelationContext, CorrelationEvent, EntityRef, EventBody, EventType, Metadata,
+    Text,
 };
 
 use super::bodies;
@@ -37,8 +42,23 @@ pub(crate) struct EventParts {
     pub event_id: Text,
     /// `metadata`, original text.
     pub metadata: Metadata,
+    /// Its fingerprint.
+    pub metadata_fingerprint: Fingerprint,
     /// The typed body.
     pub body: EventBody,
+}
+
+impl EventParts {
+    /// The event, with its context.
+    pub(crate) fn event(self, context: Arc<CorrelationContext>) -> CorrelationEvent {
+        CorrelationEvent::with_metadata_fingerprint(
+            context,
+            self.event_id,
+            self.metadata,
+            self.metadata_fingerprint,
+            self.body,
+        )
+    }
 }
 
 /// What an embedded record is.
@@ -282,12 +302,14 @@ fn correlation_record(
     let class = class(ty);
     constructor(rec, &class, source)?;
     let event_id = nonempty(rec.val(Key::EventId), "event_id")?;
-    let (metadata, intervals) = match rec.wire.get(Key::Metadata) {
-        None => (Metadata::empty(), None),
-        Some(raw) if raw.starts_with('{') => (
-            Metadata::from_json_text(&restore_literals(raw, rec.lenient)),
-            wire::intervals_of(raw),
+    let ((metadata, metadata_fingerprint), intervals) = match rec.wire.get(Key::Metadata) {
+        None => (
+            (Metadata::empty(), fingerprint::metadata(&Metadata::empty())),
+            None,
         ),
+        Some(raw) if raw.starts_with('{') => {
+            (shared_metadata(raw, rec.lenient), wire::intervals_of(raw))
+        }
         Some(_) => return Err(Fault::Value("metadata must be an object".into())),
     };
     let body = bodies::body(rec, ty, bodies::Refs(refs), intervals)?;
@@ -296,6 +318,7 @@ fn correlation_record(
         EventParts {
             event_id,
             metadata,
+            metadata_fingerprint,
             body,
         },
     ))
@@ -346,6 +369,37 @@ fn constructor(rec: &Fields<'_, '_>, class: &Class, source: ContextSource) -> Ch
         )));
     }
     Ok(())
+}
+
+/// Metadata texts seen on this thread, with their fingerprints. Bounded: cleared when full.
+const KNOWN_METADATA: usize = 8192;
+
+thread_local! {
+    static METADATA: RefCell<FxHashMap<Arc<str>, Fingerprint>> =
+        RefCell::new(FxHashMap::default());
+}
+
+/// The metadata whose raw object text is `raw`, and its fingerprint: equal texts read on one
+/// thread share one allocation and are fingerprinted once (records of one kind often carry the
+/// same metadata).
+fn shared_metadata(raw: &str, lenient: bool) -> (Metadata, Fingerprint) {
+    if lenient || raw == "{}" {
+        let metadata = Metadata::from_json_text(&restore_literals(raw, lenient));
+        let fingerprint = fingerprint::metadata(&metadata);
+        return (metadata, fingerprint);
+    }
+    METADATA.with_borrow_mut(|known| {
+        if let Some((text, fingerprint)) = known.get_key_value(raw) {
+            return (Metadata::from_shared_text(Arc::clone(text)), *fingerprint);
+        }
+        if known.len() >= KNOWN_METADATA {
+            known.clear();
+        }
+        let text: Arc<str> = Arc::from(raw);
+        let fingerprint = fingerprint::metadata_text(raw);
+        known.insert(Arc::clone(&text), fingerprint);
+        (Metadata::from_shared_text(text), fingerprint)
+    })
 }
 
 /// In a rewritten line, puts the literals back where the sentinels stand, so metadata keeps the
