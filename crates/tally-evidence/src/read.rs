@@ -72,6 +72,7 @@ mod fields;
 mod input;
 mod known;
 mod lines;
+mod scan;
 mod value;
 mod wire;
 

@@ -33,7 +33,9 @@ use crate::model::{
     ActivityReferenceEvent, ClockAlignmentEvent, CorrelationContext, CorrelationEvent, EntityRef,
     EventBody, InferenceRecord, IterationEvent, MembershipEvent, RequestEvent, StageEvent, Text,
 };
-use identity::{Identities, IdentityView, Location, SideIdentity, TableKind, identity_hash};
+use identity::{
+    Identities, IdentityView, Location, Lookup, SideIdentity, TableKind, identity_hash,
+};
 use table::{Filed, Keyed};
 
 /// The sizes of the six entity tables (what `--json` prints as `counts`).
@@ -144,7 +146,8 @@ impl CorrelationGraph {
 ///
 /// A context already known by address costs one pointer lookup (the reader shares one `Arc` per
 /// v4 definition and caches embedded ones, so this is the common case); an unknown one is
-/// fingerprinted once and either becomes canonical or is replaced by the canonical equal one.
+/// fingerprinted (once per allocation, see [`fingerprint::shared_context`]) and either becomes
+/// canonical or is replaced by the canonical equal one.
 ///
 /// Strings inside bodies (reference producers, kinds, roles) are deliberately *not* interned:
 /// replacing a reader's fresh string means freeing it on the resolving thread, which was
@@ -168,7 +171,7 @@ impl Interner {
         }
         let kept = self
             .contexts
-            .entry(fingerprint::context(&context))
+            .entry(fingerprint::shared_context(&context))
             .or_insert(context);
         let address = Arc::as_ptr(kept) as usize;
         self.canonical.insert(address);
@@ -364,49 +367,36 @@ impl Resolver {
             Some(_) => {}
         }
         let hash = identity_hash(&context.session_id, &context.producer_id, event.event_id());
-        let (tables, identities) = (&self.tables, &self.identities);
-        let view = |location| match location {
-            Location::Entity(kind, position) => tables.view(kind, position),
-            Location::Side(index) => identities.side(index),
-        };
-        let known = identities.find(
+        let tables = &mut self.tables;
+        let lookup = self.identities.lookup(
             hash,
             &context.session_id,
             &context.producer_id,
             event.event_id(),
-            view,
+            |kind, position| tables.view(kind, position),
         );
-        if let Some(location) = known {
-            return if view(location).fingerprint == event.fingerprint() {
-                Ok(())
-            } else {
-                Err(Error::ConflictingEventIdentity { origin })
-            };
-        }
-        match self.tables.file(event, &mut self.interner, &origin)? {
+        let new = match lookup {
+            Lookup::Known(fingerprint) => {
+                return if fingerprint == event.fingerprint() {
+                    Ok(())
+                } else {
+                    Err(Error::ConflictingEventIdentity { origin })
+                };
+            }
+            Lookup::New(new) => new,
+        };
+        let recorded = match tables.file(event, &mut self.interner, &origin)? {
             Placed::Entity(kind, position) => {
-                self.identities
-                    .insert(hash, Location::Entity(kind, position));
+                new.at(Location::Entity(kind, position));
+                Some(())
             }
-            Placed::Side(side) => {
-                let location = self
-                    .identities
-                    .add_side(side)
-                    .ok_or_else(|| too_many(origin))?;
-                self.identities.insert(hash, location);
-            }
+            Placed::Side(side) => new.aside(side),
             Placed::Replaced(kind, position, old) => {
                 let old_hash = identity_hash(&old.session_id, &old.producer_id, &old.event_id);
-                let side = self
-                    .identities
-                    .add_side(old)
-                    .ok_or_else(|| too_many(origin))?;
-                let here = Location::Entity(kind, position);
-                self.identities.relocate(old_hash, here, side);
-                self.identities.insert(hash, here);
+                new.replacing(Location::Entity(kind, position), old_hash, old)
             }
-        }
-        Ok(())
+        };
+        recorded.ok_or_else(|| too_many(origin))
     }
 
     /// The number of distinct event identities seen so far.

@@ -16,6 +16,7 @@ use super::events::{self, ContextSource, Embedded, EventParts, Fields};
 use super::fields::{self, Checked, Fault};
 use super::known;
 use super::lines;
+use super::scan;
 use super::value::{Int, Val};
 use super::wire::{self, Key, Line, RecordWire};
 
@@ -118,6 +119,13 @@ pub(crate) fn with_json<T>(
         return Err(Fault::Value(
             "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)".into(),
         ));
+    }
+    if let Some((wire, known_context)) = scan::record(text) {
+        let parsed = Parsed {
+            lenient: false,
+            known_context,
+        };
+        return then(Line::Object(wire), parsed);
     }
     let mut then = Some(then);
     if let Some(result) = known::with_known_context(text, |line, context| {

@@ -13,7 +13,7 @@ use crate::error::{Error, Origin, Result};
 use crate::model::{InferenceRecord, Text};
 
 use super::ReadOptions;
-use super::batch::{BatchRecords, Position, decode_batch};
+use super::batch::{BatchRecords, Items, Position, decode_batch};
 use super::context::{CorrelationRecordDecoder, located};
 use super::input::Source;
 
@@ -45,20 +45,27 @@ fn io_error(name: &Text, source: std::io::Error) -> Error {
     }
 }
 
-/// Hands a batch's records to the sink, then its failure as the load's error.
+/// Hands a batch's records to the sink, then its failure as the load's error; gives back the
+/// batch's emptied item buffer.
 fn deliver(
     mut batch: BatchRecords,
     name: &Text,
     sink: &mut impl FnMut(Origin, InferenceRecord) -> Result<()>,
-) -> Result<()> {
+) -> (Items, Result<()>) {
     let failure = batch.failure.take();
-    for (line, record) in batch.records() {
-        sink(Origin::at(name.clone(), line), record)?;
+    let mut outcome = Ok(());
+    for (line, record) in batch.drain_records() {
+        if let Err(e) = sink(Origin::at(name.clone(), line), record) {
+            outcome = Err(e);
+            break;
+        }
     }
-    match failure {
-        Some((line, fault)) => Err(located(fault, Origin::at(name.clone(), line))),
-        None => Ok(()),
+    if outcome.is_ok()
+        && let Some((line, fault)) = failure
+    {
+        outcome = Err(located(fault, Origin::at(name.clone(), line)));
     }
+    (batch.into_items(), outcome)
 }
 
 /// Reads every batch of `source`, decoding batch k+1 while batch k is delivered.
@@ -72,21 +79,26 @@ pub(crate) fn run(
     let pool = pool(options)?;
     let mut at = Position { line: 1, offset: 0 };
     let mut previous: Option<BatchRecords> = None;
+    // Two item buffers take turns: one is filled while the other's records are delivered.
+    let mut spare = Items::new();
     loop {
         // After a failing batch nothing more is read.
         let stop = previous.as_ref().is_some_and(|p| p.failure.is_some());
         let chunk = if stop { Ok(None) } else { source.next_chunk() };
         let mut decoded = None;
+        let items = std::mem::take(&mut spare);
         let delivered = in_scope(pool.as_ref(), |scope| {
             if let Ok(Some(chunk)) = &chunk {
                 let (decoded, decoder) = (&mut decoded, &mut *decoder);
-                scope.spawn(move |_| *decoded = Some(decode_batch(chunk, at, decoder)));
+                scope.spawn(move |_| *decoded = Some(decode_batch(chunk, at, decoder, items)));
             }
             match previous.take() {
                 Some(batch) => deliver(batch, name, &mut sink),
-                None => Ok(()),
+                None => (Items::new(), Ok(())),
             }
         });
+        let (emptied, delivered) = delivered;
+        spare = emptied;
         delivered?;
         match chunk.map_err(|e| io_error(name, e))? {
             None => return Ok(()),
@@ -108,6 +120,7 @@ pub struct InferenceEvents {
     decoder: CorrelationRecordDecoder,
     at: Position,
     ready: VecDeque<(u64, InferenceRecord)>,
+    spare: Items,
     failure: Option<Error>,
     done: bool,
 }
@@ -124,6 +137,7 @@ impl InferenceEvents {
             decoder,
             at: Position { line: 1, offset: 0 },
             ready: VecDeque::new(),
+            spare: Items::new(),
             failure: None,
             done: false,
         }
@@ -142,11 +156,13 @@ impl InferenceEvents {
             }
             Ok(None) => self.done = true,
             Ok(Some(chunk)) => {
-                let mut batch = decode_batch(&chunk, self.at, &mut self.decoder);
+                let items = std::mem::take(&mut self.spare);
+                let mut batch = decode_batch(&chunk, self.at, &mut self.decoder, items);
                 self.at.line += batch.line_count;
                 self.at.offset += chunk.len() as u64;
                 let failure = batch.failure.take();
-                self.ready.extend(batch.records());
+                self.ready.extend(batch.drain_records());
+                self.spare = batch.into_items();
                 if let Some((line, fault)) = failure {
                     self.failure = Some(located(fault, Origin::at(self.name.clone(), line)));
                     self.done = true;

@@ -199,6 +199,27 @@ pub(crate) const REF_KEYS: [Key; 8] = [
     Key::CorrelationScope,
 ];
 
+/// The reference naming the entity an event of type `ty` describes.
+fn own_ref(ty: EventType) -> Option<Key> {
+    match ty {
+        EventType::Request => Some(Key::RequestRef),
+        EventType::Iteration => Some(Key::IterationRef),
+        EventType::Stage => Some(Key::StageRef),
+        EventType::Activity => Some(Key::ActivityRef),
+        _ => None,
+    }
+}
+
+/// Whether the id of the reference `key` of an event of type `ty` is shared with other records
+/// ([`fields::shared_id`]): every reference but the own, unique ones of stages and activities,
+/// which nothing else names.
+fn shares_id(ty: EventType, key: Key) -> bool {
+    !matches!(
+        (ty, key),
+        (EventType::Activity, Key::ActivityRef) | (EventType::Stage, Key::StageRef)
+    )
+}
+
 /// `parse_inference_record`: an embedded record with declared `version` (the record's own, or
 /// the embedded version a v4 record expands to).
 pub(crate) fn embedded(
@@ -296,12 +317,19 @@ fn correlation_record(
             if !raw.starts_with('{') {
                 return Err(Fault::Value(format!("{} must be an object", key.name())));
             }
-            *slot = Some(fields::entity_ref(raw, rec.lenient)?);
+            *slot = Some(fields::entity_ref(raw, rec.lenient, shares_id(ty, key))?);
         }
     }
     let class = class(ty);
     constructor(rec, &class, source)?;
-    let event_id = nonempty(rec.val(Key::EventId), "event_id")?;
+    let own_id = own_ref(ty)
+        .and_then(|key| refs[REF_KEYS.iter().position(|k| *k == key)?].as_ref())
+        .map(|r| &r.id);
+    let event_id = match (rec.val(Key::EventId), own_id) {
+        // The event is named after its entity (activities, iterations): one text for both.
+        (Some(Val::Str(s)), Some(id)) if *s == **id => Text::clone(id),
+        (v, _) => nonempty(v, "event_id")?,
+    };
     let ((metadata, metadata_fingerprint), intervals) = match rec.wire.get(Key::Metadata) {
         None => (
             (Metadata::empty(), fingerprint::metadata(&Metadata::empty())),

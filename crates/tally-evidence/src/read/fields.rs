@@ -8,6 +8,11 @@
 //! the reference checks that field. Which checks run in which order is the caller's business
 //! (`events`); this module owns only the wording.
 
+use std::cell::RefCell;
+use std::thread::LocalKey;
+
+use rustc_hash::FxHashSet;
+
 use crate::model::{
     ClockKind, CollectionMode, CorrelationContext, EntityRef, Nanos, Provenance, Text,
 };
@@ -62,18 +67,28 @@ pub(crate) fn nonempty(v: Option<Val<'_>>, field: &str) -> Checked<Text> {
 /// across records (producer ids, roles, kinds, names, statuses, clock domains): one allocation
 /// per distinct value and thread instead of one per record. Bounded: cleared when full.
 pub(crate) fn shared_text(s: &str) -> Text {
-    use std::cell::RefCell;
-    const CAPACITY: usize = 4096;
     thread_local! {
-        static TEXTS: RefCell<rustc_hash::FxHashSet<Text>> =
-            RefCell::new(rustc_hash::FxHashSet::default());
+        static TEXTS: RefCell<FxHashSet<Text>> = RefCell::new(FxHashSet::default());
     }
-    TEXTS.with(|cell| {
-        let mut texts = cell.borrow_mut();
+    share(&TEXTS, 4096, s)
+}
+
+/// Text shared with earlier equal ids of referenced entities read on this thread: a request or
+/// iteration is named by every membership, stage and activity that belongs to it, and records
+/// that reference one entity come close together. Bounded: cleared when full.
+pub(crate) fn shared_id(s: &str) -> Text {
+    thread_local! {
+        static IDS: RefCell<FxHashSet<Text>> = RefCell::new(FxHashSet::default());
+    }
+    share(&IDS, 1 << 15, s)
+}
+
+fn share(set: &'static LocalKey<RefCell<FxHashSet<Text>>>, capacity: usize, s: &str) -> Text {
+    set.with_borrow_mut(|texts| {
         if let Some(text) = texts.get(s) {
             return Text::clone(text);
         }
-        if texts.len() >= CAPACITY {
+        if texts.len() >= capacity {
             texts.clear();
         }
         let text = Text::from(s);
@@ -218,14 +233,20 @@ pub(crate) fn unexpected_message(class: &str, key: &str) -> String {
 }
 
 /// `EntityRef(**value)` from the raw text of an object, with its checks (`evidence.md` §2.4).
-pub(crate) fn entity_ref(raw_object: &str, lenient: bool) -> Checked<EntityRef> {
+/// With `share_id`, the id is [`shared_id`] (for references to entities that others reference
+/// too).
+pub(crate) fn entity_ref(raw_object: &str, lenient: bool, share_id: bool) -> Checked<EntityRef> {
     if let Some((producer_id, id)) = wire::simple_ref(raw_object)
         && !producer_id.is_empty()
         && !id.is_empty()
     {
         return Ok(EntityRef {
             producer_id: shared_text(producer_id),
-            id: Text::from(id),
+            id: if share_id {
+                shared_id(id)
+            } else {
+                Text::from(id)
+            },
         });
     }
     let wire = wire::ref_wire(raw_object);
@@ -245,7 +266,10 @@ pub(crate) fn entity_ref(raw_object: &str, lenient: bool) -> Checked<EntityRef> 
         )));
     }
     let producer_id = nonempty_shared(typed_opt(wire.raw(0), lenient), "producer_id")?;
-    let id = nonempty(typed_opt(wire.raw(1), lenient), "id")?;
+    let id = match typed_opt(wire.raw(1), lenient) {
+        Some(Val::Str(s)) if share_id && !s.is_empty() => shared_id(&s),
+        v => nonempty(v, "id")?,
+    };
     Ok(EntityRef { producer_id, id })
 }
 

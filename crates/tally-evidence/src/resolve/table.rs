@@ -15,7 +15,7 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use hashbrown::HashTable;
+use hashbrown::{HashTable, hash_table};
 use rustc_hash::FxHasher;
 
 use crate::fingerprint::Fingerprint;
@@ -343,20 +343,30 @@ pub(crate) fn file<B: Keyed>(
     table: &mut EntityTable<B>,
     entry: ResolvedEvent<B>,
 ) -> Option<Filed<B>> {
-    let hash = B::key_hash(&entry);
-    if let Some(position) = table.position(hash, |kept| B::same_key(kept, &entry)) {
-        return Some(Filed::Existing(position, entry));
+    let folded = fold(B::key_hash(&entry));
+    let chunks = &table.chunks;
+    let slot = table.index.entry(
+        spread(folded),
+        |&(i, h)| h == folded && B::same_key(chunk_entry(chunks, i), &entry),
+        |&(_, h)| spread(h),
+    );
+    match slot {
+        hash_table::Entry::Occupied(kept) => Some(Filed::Existing(kept.get().0, entry)),
+        hash_table::Entry::Vacant(slot) => {
+            if table.len >= MAX_ENTITIES {
+                return None;
+            }
+            let position = table.len;
+            slot.insert((position, folded));
+            table.push(entry);
+            Some(Filed::Inserted(position))
+        }
     }
-    if table.len >= MAX_ENTITIES {
-        return None;
-    }
-    let position = table.len;
-    table.push(entry);
-    let folded = fold(hash);
-    table
-        .index
-        .insert_unique(spread(folded), (position, folded), |&(_, h)| spread(h));
-    Some(Filed::Inserted(position))
+}
+
+fn chunk_entry<B>(chunks: &[Vec<ResolvedEvent<B>>], position: u32) -> &ResolvedEvent<B> {
+    let p = position as usize;
+    &chunks[p >> CHUNK_SHIFT][p & (CHUNK - 1)]
 }
 
 impl<B> std::ops::Index<usize> for EntityTable<B> {
