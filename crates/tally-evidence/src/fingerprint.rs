@@ -87,7 +87,7 @@ const KNOWN_CONTEXTS: usize = 1024;
 
 thread_local! {
     static CONTEXTS: RefCell<FxHashMap<usize, (Arc<CorrelationContext>, Fingerprint)>> =
-        RefCell::new(FxHashMap::default());
+        const { RefCell::new(FxHashMap::with_hasher(rustc_hash::FxBuildHasher)) };
 }
 
 /// [`context`] of a shared context, computed once per thread and allocation.

@@ -441,8 +441,9 @@ impl Resolver {
 /// Positions sorted by `(session_id, producer_id, event_id)`, a total order on kept events.
 ///
 /// Sorting compares a precomputed key first — the rank of `(session_id, producer_id)` among the
-/// table's few distinct contexts, and the first eight bytes of `event_id` — and reads the full
-/// `event_id` only on ties, so most comparisons touch no entry.
+/// table's few distinct contexts, and the first sixteen bytes of `event_id` — and reads the full
+/// `event_id` only on ties, so most comparisons touch no entry (ids of up to sixteen bytes never
+/// tie).
 fn identity_order<B>(table: &EntityTable<B>) -> Vec<u32> {
     let mut contexts: FxHashMap<usize, u32> = FxHashMap::default();
     let mut distinct: Vec<&CorrelationContext> = Vec::new();
@@ -462,24 +463,24 @@ fn identity_order<B>(table: &EntityTable<B>) -> Vec<u32> {
         .iter()
         .map(|c| pairs.binary_search(&pair(c)).expect("listed") as u32)
         .collect();
-    let mut keys: Vec<(u32, u64, u32)> = table
+    let mut keys: Vec<(u128, u32, u32)> = table
         .iter()
         .enumerate()
         .map(|(position, entry)| {
             let context = contexts[&(Arc::as_ptr(entry.context_arc()) as usize)];
-            let mut prefix = [0u8; 8];
+            let mut prefix = [0u8; 16];
             let id = entry.event_id().as_bytes();
-            let n = id.len().min(8);
+            let n = id.len().min(16);
             prefix[..n].copy_from_slice(&id[..n]);
             (
+                u128::from_be_bytes(prefix),
                 rank_of[context as usize],
-                u64::from_be_bytes(prefix),
                 position as u32,
             )
         })
         .collect();
     keys.sort_unstable_by(|a, b| {
-        (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| {
+        (a.1, a.0).cmp(&(b.1, b.0)).then_with(|| {
             let (x, y) = (&table[a.2 as usize], &table[b.2 as usize]);
             x.event_id().cmp(y.event_id())
         })

@@ -21,7 +21,6 @@ use super::literals::{parse_lenient, special_float};
 use crate::model::{EntityRef, Nanos};
 
 /// A canonical encoder: bytes appended to a buffer, hashed once at the end.
-#[derive(Default)]
 pub(super) struct Canon {
     buf: Vec<u8>,
     /// Scratch for object members while their keys are sorted: `(key start, key end, encoding
@@ -32,7 +31,7 @@ pub(super) struct Canon {
 }
 
 thread_local! {
-    static ENCODER: Cell<Canon> = Cell::new(Canon::default());
+    static ENCODER: Cell<Canon> = const { Cell::new(Canon::new()) };
 }
 
 /// Buffers larger than this are not kept for the next fingerprint.
@@ -50,7 +49,20 @@ pub(super) fn hashed(f: impl FnOnce(&mut Canon)) -> Fingerprint {
     fingerprint
 }
 
+impl Default for Canon {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Canon {
+    const fn new() -> Self {
+        Self {
+            buf: Vec::new(),
+            members: Vec::new(),
+            reordered: Vec::new(),
+        }
+    }
     pub(super) fn tag(&mut self, t: u8) {
         self.buf.push(t);
     }

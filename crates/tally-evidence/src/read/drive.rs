@@ -90,7 +90,10 @@ pub(crate) fn run(
         let delivered = in_scope(pool.as_ref(), |scope| {
             if let Ok(Some(chunk)) = &chunk {
                 let (decoded, decoder) = (&mut decoded, &mut *decoder);
-                scope.spawn(move |_| *decoded = Some(decode_batch(chunk, at, decoder, items)));
+                scope.spawn(move |_| {
+                    chunk.prefault();
+                    *decoded = Some(decode_batch(chunk, at, decoder, items));
+                });
             }
             match previous.take() {
                 Some(batch) => deliver(batch, name, &mut sink),

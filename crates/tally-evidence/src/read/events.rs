@@ -404,7 +404,7 @@ const KNOWN_METADATA: usize = 8192;
 
 thread_local! {
     static METADATA: RefCell<FxHashMap<Arc<str>, Fingerprint>> =
-        RefCell::new(FxHashMap::default());
+        const { RefCell::new(FxHashMap::with_hasher(rustc_hash::FxBuildHasher)) };
 }
 
 /// The metadata whose raw object text is `raw`, and its fingerprint: equal texts read on one

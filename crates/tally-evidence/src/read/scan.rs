@@ -12,12 +12,13 @@
 //! `value`'s business.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::sync::Arc;
 
 use crate::model::CorrelationContext;
 
 use super::known;
-use super::wire::{Key, RecordWire};
+use super::wire::{KEY_COUNT, Key, RecordWire};
 
 /// Nesting the scan handles (the record itself is level 1); `serde_json` allows 128.
 const MAX_DEPTH: u32 = 100;
@@ -36,18 +37,36 @@ pub(crate) fn record(line: &str) -> Option<(RecordWire<'_>, Option<Arc<Correlati
     scan.space();
     scan.eat(b'{')?;
     scan.space();
+    let mut next_key = NEXT_KEY.get();
+    let learned = next_key;
     if scan.peek()? == b'}' {
         scan.at += 1;
     } else {
         let mut position: u16 = 0;
+        let mut previous = START;
         loop {
-            let (start, end) = scan.key()?;
+            let (start, end, key) = match Key::ALL
+                .get(usize::from(next_key[previous]))
+                .filter(|k| scan.is_next(k.quoted()))
+            {
+                Some(&key) => {
+                    let start = scan.at + 1;
+                    scan.at += key.quoted().len();
+                    (start, scan.at - 1, Some(key))
+                }
+                None => {
+                    let (start, end) = scan.key()?;
+                    let key = Key::parse(&line[start..end]);
+                    next_key[previous] = key.map_or(NO_KEY, |k| k as u8);
+                    (start, end, key)
+                }
+            };
+            previous = key.map_or(START, |k| k as usize);
             let name = &line[start..end];
             scan.space();
             scan.eat(b':')?;
             scan.space();
             let value_start = scan.at;
-            let key = Key::parse(name);
             if key == Some(Key::Context) {
                 known_context = scan.known_context(line);
             }
@@ -72,7 +91,23 @@ pub(crate) fn record(line: &str) -> Option<(RecordWire<'_>, Option<Arc<Correlati
         }
     }
     scan.space();
+    if next_key != learned {
+        NEXT_KEY.set(next_key);
+    }
     (scan.at == scan.bytes.len()).then_some((wire, known_context))
+}
+
+/// Index of [`NEXT_KEY`] for the first key of a record.
+const START: usize = KEY_COUNT;
+
+/// No known key follows.
+const NO_KEY: u8 = u8::MAX;
+
+thread_local! {
+    /// For each key (and [`START`]), the key that followed it the last time on this thread:
+    /// writers put keys in a fixed order per event type, so the next key is usually known, and
+    /// checking that it is there costs less than reading and looking up its name.
+    static NEXT_KEY: Cell<[u8; KEY_COUNT + 1]> = const { Cell::new([NO_KEY; KEY_COUNT + 1]) };
 }
 
 /// A position in a line's bytes.
@@ -96,6 +131,24 @@ impl Scan<'_> {
     /// is abandoned).
     fn eat(&mut self, b: u8) -> Option<()> {
         (self.next()? == b).then_some(())
+    }
+
+    /// Whether `expected` (a quoted key name, at most 32 bytes) comes next.
+    fn is_next(&self, expected: &[u8]) -> bool {
+        let Some(here) = self.bytes.get(self.at..self.at + expected.len()) else {
+            return false;
+        };
+        let n = expected.len();
+        if n < 8 {
+            return here.iter().zip(expected).all(|(a, b)| a == b);
+        }
+        // Eight-byte words from the start, and one ending at the end (overlapping the one
+        // before it): every byte is compared, in at most five word comparisons.
+        let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8"));
+        (0..n - 8)
+            .step_by(8)
+            .all(|at| word(here, at) == word(expected, at))
+            && word(here, n - 8) == word(expected, n - 8)
     }
 
     /// JSON whitespace (what `serde_json` and Python's `json` skip).

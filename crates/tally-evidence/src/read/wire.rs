@@ -33,6 +33,8 @@ macro_rules! keys {
 
             const NAMES: &'static [&'static str] = &[$($name,)*];
 
+            const QUOTED: &'static [&'static str] = &[$(concat!("\"", $name, "\""),)*];
+
             /// The key with this name: one hash-table probe and one comparison.
             pub(crate) fn parse(name: &str) -> Option<Key> {
                 let slot = KEY_TABLE[key_hash(name.as_bytes())?];
@@ -45,6 +47,11 @@ macro_rules! keys {
             /// The wire name.
             pub(crate) fn name(self) -> &'static str {
                 match self { $(Key::$variant => $name,)* }
+            }
+
+            /// The wire name in quotes, as a key is written.
+            pub(crate) fn quoted(self) -> &'static [u8] {
+                Key::QUOTED[self as usize].as_bytes()
             }
         }
     };

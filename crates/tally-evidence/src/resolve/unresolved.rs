@@ -56,6 +56,29 @@ pub struct UnresolvedReference {
     pub reference: EntityRef,
 }
 
+/// A yes/no question about references, with the last answer kept.
+struct Memo<'a, F> {
+    last: Option<(&'a EntityRef, bool)>,
+    ask: F,
+}
+
+impl<'a, F: Fn(&EntityRef) -> bool> Memo<'a, F> {
+    fn new(ask: F) -> Self {
+        Self { last: None, ask }
+    }
+
+    fn check(&mut self, reference: &'a EntityRef) -> bool {
+        match self.last {
+            Some((last, answer)) if last == reference => answer,
+            _ => {
+                let answer = (self.ask)(reference);
+                self.last = Some((reference, answer));
+                answer
+            }
+        }
+    }
+}
+
 /// Builds the unresolved list of §4.3 from the resolved tables (`memberships` already sorted).
 pub(super) fn unresolved_references<'a>(
     requests: &'a EntityTable<RequestEvent>,
@@ -65,6 +88,10 @@ pub(super) fn unresolved_references<'a>(
     activities: &'a EntityTable<ActivityReferenceEvent>,
 ) -> Vec<UnresolvedReference> {
     let requested: FxHashSet<&EntityRef> = requests.iter().map(|e| &e.body().request_ref).collect();
+    // References come in runs (the members of one iteration, its kernels): remember the last
+    // answer.
+    let mut is_requested = Memo::new(|r| requested.contains(r));
+    let mut is_iteration = Memo::new(|r| iterations.contains(r));
     let mut out = Vec::new();
     let mut note = |event_id: &Text, kind, reference: &EntityRef| {
         out.push(UnresolvedReference {
@@ -75,33 +102,33 @@ pub(super) fn unresolved_references<'a>(
     };
     for m in memberships {
         let b = m.body();
-        if !requested.contains(&b.request_ref) {
+        if !is_requested.check(&b.request_ref) {
             note(m.event_id(), ReferenceKind::Request, &b.request_ref);
         } else if let Some(attempt) = &b.attempt_ref
             && !requests.contains(&b.request_ref, Some(attempt))
         {
             note(m.event_id(), ReferenceKind::Attempt, attempt);
         }
-        if !iterations.contains(&b.iteration_ref) {
+        if !is_iteration.check(&b.iteration_ref) {
             note(m.event_id(), ReferenceKind::Iteration, &b.iteration_ref);
         }
     }
     for s in stages {
         let b = s.body();
         if let Some(request) = &b.request_ref
-            && !requested.contains(request)
+            && !is_requested.check(request)
         {
             note(s.event_id(), ReferenceKind::Request, request);
         }
         if let Some(iteration) = &b.iteration_ref
-            && !iterations.contains(iteration)
+            && !is_iteration.check(iteration)
         {
             note(s.event_id(), ReferenceKind::Iteration, iteration);
         }
     }
     for a in activities {
         if let Some(iteration) = &a.body().iteration_ref
-            && !iterations.contains(iteration)
+            && !is_iteration.check(iteration)
         {
             note(a.event_id(), ReferenceKind::Iteration, iteration);
         }
