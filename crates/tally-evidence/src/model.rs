@@ -670,6 +670,7 @@ impl CorrelationEvent {
         self.fingerprint
     }
     /// Consumes the event, returning its parts.
+    #[inline]
     pub fn into_parts(self) -> (Arc<CorrelationContext>, Text, Metadata, EventBody) {
         (self.context, self.event_id, self.metadata, self.body)
     }

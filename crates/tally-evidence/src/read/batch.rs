@@ -53,6 +53,12 @@ impl BatchRecords {
             .filter_map(|(line, item)| Some((line, item.ok()?.finish()?)))
     }
 
+    /// The line of the first item, and the items (up to the failure) taken out in file order;
+    /// what the drain has not yet given is its `as_slice`.
+    pub(crate) fn drain_items(&mut self) -> (u64, std::vec::Drain<'_, Result<Decoded, Fault>>) {
+        (self.first_line, self.items.drain(..))
+    }
+
     /// The batch's item buffer, emptied, for reuse.
     pub(crate) fn into_items(mut self) -> Items {
         self.items.clear();

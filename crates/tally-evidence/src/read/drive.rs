@@ -10,11 +10,14 @@ use std::collections::VecDeque;
 use rayon::{Scope, ThreadPool};
 
 use crate::error::{Error, Origin, Result};
-use crate::model::{InferenceRecord, Text};
+use crate::model::{CorrelationEvent, InferenceRecord, Text};
+use crate::resolve::{Hashes, Resolver};
 
 use super::ReadOptions;
 use super::batch::{BatchRecords, Items, Position, decode_batch};
 use super::context::{CorrelationRecordDecoder, located};
+use super::decode::Decoded;
+use super::fields::Fault;
 use super::input::Source;
 
 /// The pool batches are decoded on: rayon's global pool, or one of `threads` threads.
@@ -45,21 +48,66 @@ fn io_error(name: &Text, source: std::io::Error) -> Error {
     }
 }
 
-/// Hands a batch's records to the sink, then its failure as the load's error; gives back the
-/// batch's emptied item buffer.
+/// Where a load's records go, batch by batch, on the calling thread.
+pub(crate) trait Consumer {
+    /// Takes the records of `batch` in file order; the first error stops the load.
+    fn consume(&mut self, batch: &mut BatchRecords, name: &Text) -> Result<()>;
+}
+
+/// A caller's sink, one record at a time.
+pub(crate) struct Sink<F>(pub F);
+
+impl<F: FnMut(Origin, InferenceRecord) -> Result<()>> Consumer for Sink<F> {
+    fn consume(&mut self, batch: &mut BatchRecords, name: &Text) -> Result<()> {
+        for (line, record) in batch.drain_records() {
+            (self.0)(Origin::at(name.clone(), line), record)?;
+        }
+        Ok(())
+    }
+}
+
+/// How many records ahead a resolver is shown (see [`Resolver::prepare`]): enough for the index
+/// reads of several records to overlap, few enough for them to stay in the cache.
+const AHEAD: usize = 8;
+
+impl Consumer for &mut Resolver {
+    fn consume(&mut self, batch: &mut BatchRecords, name: &Text) -> Result<()> {
+        fn event(item: &Result<Decoded, Fault>) -> Option<&CorrelationEvent> {
+            match item {
+                Ok(Decoded::Record(InferenceRecord::Event(event))) => Some(event),
+                _ => None,
+            }
+        }
+        let resolver: &mut Resolver = self;
+        let (first_line, mut items) = batch.drain_items();
+        let mut ahead: [Option<Hashes>; 2 * AHEAD] = [None; 2 * AHEAD];
+        for (k, item) in items.as_slice().iter().take(AHEAD).enumerate() {
+            ahead[k] = event(item).map(|e| resolver.prepare(e));
+        }
+        let mut i = 0;
+        while let Some(item) = items.next() {
+            if let Some(upcoming) = items.as_slice().get(AHEAD - 1) {
+                ahead[(i + AHEAD) % (2 * AHEAD)] = event(upcoming).map(|e| resolver.prepare(e));
+            }
+            if let Ok(Decoded::Record(InferenceRecord::Event(event))) = item {
+                let origin = Origin::at(name.clone(), first_line + i as u64);
+                resolver.push_hashed(event, ahead[i % (2 * AHEAD)], origin)?;
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Hands a batch's records to the consumer, then its failure as the load's error; gives back
+/// the batch's emptied item buffer.
 fn deliver(
     mut batch: BatchRecords,
     name: &Text,
-    sink: &mut impl FnMut(Origin, InferenceRecord) -> Result<()>,
+    consumer: &mut impl Consumer,
 ) -> (Items, Result<()>) {
     let failure = batch.failure.take();
-    let mut outcome = Ok(());
-    for (line, record) in batch.drain_records() {
-        if let Err(e) = sink(Origin::at(name.clone(), line), record) {
-            outcome = Err(e);
-            break;
-        }
-    }
+    let mut outcome = consumer.consume(&mut batch, name);
     if outcome.is_ok()
         && let Some((line, fault)) = failure
     {
@@ -74,7 +122,7 @@ pub(crate) fn run(
     name: &Text,
     options: &ReadOptions,
     decoder: &mut CorrelationRecordDecoder,
-    mut sink: impl FnMut(Origin, InferenceRecord) -> Result<()>,
+    mut consumer: impl Consumer,
 ) -> Result<()> {
     let pool = pool(options)?;
     let mut at = Position { line: 1, offset: 0 };
@@ -96,7 +144,7 @@ pub(crate) fn run(
                 });
             }
             match previous.take() {
-                Some(batch) => deliver(batch, name, &mut sink),
+                Some(batch) => deliver(batch, name, &mut consumer),
                 None => (Items::new(), Ok(())),
             }
         });
