@@ -187,7 +187,9 @@ fn classify(wire: &RecordWire<'_>, text: &str, parsed: Parsed) -> Checked<Decode
             "context transport requires schema_version 4".into(),
         ));
     }
-    let id = fields::nonempty(rec.val(Key::ContextId), "context_id")?;
+    // Shared per thread: a file has few context ids, and compact records name them again and
+    // again (see `CorrelationRecordDecoder::resolve`).
+    let id = fields::nonempty_shared(rec.val(Key::ContextId), "context_id")?;
     if definition {
         let definition_keys = [
             Key::SchemaVersion,
