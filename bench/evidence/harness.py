@@ -3,13 +3,15 @@
 
 Standard library only; run.sh sets up the tools and calls it. Subcommands:
 
-  harness.py bench --tally BIN --python PY [--sizes 10k,100k,1m] [--runs N] [--out DIR]
+  harness.py bench --tally BIN --python PY [--sizes 10k,100k,1m] [--runs N]
+                   [--reference-runs N] [--out DIR]
       Generates each trace with ``tally trace synth`` (v2, and v4 with 2% duplicates and
       shuffled delivery), times ``tally trace account FILE --json`` (median of N runs) and the
-      reference (reference.py, one run), each under ``/usr/bin/time -v`` for wall time and peak
-      RSS, optionally times ``tally trace parse-only FILE`` when that hidden command exists,
-      checks that both tools print the same JSON value, and prints a Markdown table (also
-      written to DIR/results.md).
+      reference (reference.py, median of --reference-runs runs, default 1), each under
+      ``/usr/bin/time -v`` for wall time, CPU time and peak RSS, optionally times ``tally trace
+      parse-only FILE`` when that hidden command exists, checks that both tools print the same
+      JSON value, and prints a Markdown table with the machine and the load average (also
+      written to DIR/results.md, raw figures to DIR/results.json).
 
   harness.py conformance --python PY [--dir DIR]
       Runs reference.py on every conformance case and checks it reproduces the expected JSON.
@@ -36,14 +38,25 @@ REFERENCE = HERE / "reference.py"
 SIZES = {"1k": 53, "10k": 526, "100k": 5263, "1m": 52631}
 
 
+def load_average() -> float:
+    """The one-minute load average (how busy the shared machine was)."""
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
 def timed(cmd: list[str], stdout: Path, stderr: Path) -> dict[str, Any]:
-    """Runs cmd under GNU time; returns wall seconds, peak RSS (MiB) and the exit status."""
+    """Runs cmd under GNU time; returns wall seconds, CPU seconds (user + system), peak RSS
+    (MiB), the exit status and the load average just before the run."""
     time_log = stderr.with_suffix(".time")
+    load = load_average()
     with stdout.open("wb") as out, stderr.open("wb") as err:
         proc = subprocess.run(
             ["/usr/bin/time", "-v", "-o", str(time_log), *cmd], stdout=out, stderr=err
         )
     wall = rss_kib = None
+    cpu = 0.0
     for line in time_log.read_text().splitlines():
         line = line.strip()
         if line.startswith("Elapsed (wall clock) time"):
@@ -52,9 +65,31 @@ def timed(cmd: list[str], stdout: Path, stderr: Path) -> dict[str, Any]:
             for part in clock.split(":"):
                 seconds = seconds * 60 + float(part)
             wall = seconds
+        elif line.startswith(("User time (seconds)", "System time (seconds)")):
+            cpu += float(line.rsplit(" ", 1)[1])
         elif line.startswith("Maximum resident set size"):
             rss_kib = int(line.rsplit(" ", 1)[1])
-    return {"wall_s": wall, "rss_mib": (rss_kib or 0) / 1024, "status": proc.returncode}
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "rss_mib": (rss_kib or 0) / 1024,
+        "status": proc.returncode,
+        "load": load,
+    }
+
+
+def machine() -> str:
+    """One line about the machine: CPU model, cores, memory."""
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+        mem_kib = int(Path("/proc/meminfo").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        mem_kib = 0
+    return f"{model}, {os.cpu_count()} cores, {mem_kib / 2**20:.0f} GiB memory"
 
 
 def first_difference(a: Any, b: Any, path: str = "$") -> str | None:
@@ -123,6 +158,9 @@ def bench(args: argparse.Namespace) -> int:
                     out / f"{name}.tally.json",
                     out / f"{name}.tally.err",
                 )
+                if run["status"] != 0:
+                    print(f"error: tally failed on {name}; see {out}", file=sys.stderr)
+                    return 1
                 tally_runs.append(run)
             parse_runs = []
             if parse_only:
@@ -132,17 +170,19 @@ def bench(args: argparse.Namespace) -> int:
                         out / f"{name}.parse.out",
                         out / f"{name}.parse.err",
                     ))
-            ref = None
+            ref_runs = []
             phases: dict[str, float] = {}
             if not args.skip_reference:
-                ref = timed(
-                    [args.python, str(REFERENCE), str(trace), "--compact"],
-                    out / f"{name}.reference.json",
-                    out / f"{name}.reference.err",
-                )
-                for line in (out / f"{name}.reference.err").read_text().splitlines():
-                    if line.startswith("reference-timing: "):
-                        phases = json.loads(line.split(": ", 1)[1])
+                for _ in range(args.reference_runs):
+                    ref_runs.append(timed(
+                        [args.python, str(REFERENCE), str(trace), "--compact"],
+                        out / f"{name}.reference.json",
+                        out / f"{name}.reference.err",
+                    ))
+                    for line in (out / f"{name}.reference.err").read_text().splitlines():
+                        if line.startswith("reference-timing: "):
+                            phases = json.loads(line.split(": ", 1)[1])
+            ref = ref_runs or None
             same = "not checked"
             if ref is not None:
                 mine = load_json(out / f"{name}.tally.json")
@@ -154,40 +194,52 @@ def bench(args: argparse.Namespace) -> int:
                 "tally": tally_runs, "parse": parse_runs, "ref": ref, "phases": phases,
                 "same": same,
             })
-    table = render(rows, args.runs, parse_only)
-    print(table)
-    (out / "results.md").write_text(table + "\n")
+            print(render(rows[-1:], args.runs, args.reference_runs, parse_only), file=sys.stderr)
+    table = render(rows, args.runs, args.reference_runs, parse_only)
+    loads = [run["load"] for row in rows for run in row["tally"] + (row["ref"] or [])]
+    notes = (f"\n\nMachine: {machine()}. One-minute load average before the runs: "
+             f"{min(loads):.1f} to {max(loads):.1f}. Times are medians; CPU is user + system.")
+    print(table + notes)
+    (out / "results.md").write_text(table + notes + "\n")
+    (out / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
     return 0 if all(r["same"] in ("yes", "not checked") for r in rows) else 1
 
 
-def render(rows: list[dict[str, Any]], runs: int, parse_only: bool) -> str:
-    def median(items: list[dict[str, Any]]) -> float:
-        return statistics.median(r["wall_s"] for r in items)
+def render(rows: list[dict[str, Any]], runs: int, ref_runs: int, parse_only: bool) -> str:
+    def median(items: list[dict[str, Any]], key: str = "wall_s") -> float:
+        return statistics.median(r[key] for r in items)
 
-    header = ["trace", "lines", "file", "synth", f"tally (median of {runs})", "tally peak RSS"]
+    header = ["trace", "lines", "file", f"tally wall (median of {runs})", "tally CPU",
+              "tally peak RSS"]
     if parse_only:
-        header.append("parse only (all cores)")
-    header += ["reference (load / resolve / account)", "reference peak RSS", "speed-up",
+        header.append("parse only, all cores (wall / CPU)")
+    header += [f"reference wall (median of {ref_runs}; load / resolve / account)",
+               "reference CPU", "reference peak RSS", "speed-up (wall)", "speed-up (CPU)",
                "memory ratio", "same JSON"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         t = median(r["tally"])
+        t_cpu = median(r["tally"], "cpu_s")
         t_rss = max(x["rss_mib"] for x in r["tally"])
         rate = r["lines"] / t / 1e6 if t else float("inf")
-        cells = [r["name"], f"{r['lines']:,}", f"{r['size_mb']:.0f} MB", f"{r['synth_s']:.2f} s",
-                 f"{t:.3f} s ({rate:.2f} M lines/s)", f"{t_rss:.0f} MiB"]
+        cells = [r["name"], f"{r['lines']:,}", f"{r['size_mb']:.0f} MB",
+                 f"{t:.3f} s ({rate:.2f} M lines/s)", f"{t_cpu:.2f} s", f"{t_rss:.0f} MiB"]
         if parse_only:
-            cells.append(f"{median(r['parse']):.3f} s" if r["parse"] else "n/a")
+            cells.append(f"{median(r['parse']):.3f} s / {median(r['parse'], 'cpu_s'):.2f} s"
+                         if r["parse"] else "n/a")
         ref = r["ref"]
         if ref is None:
-            cells += ["skipped", "", "", ""]
+            cells += ["skipped", "", "", "", "", ""]
         else:
             p = r["phases"]
             split = (f" ({p.get('load_s', 0):.1f} / {p.get('resolve_s', 0):.1f} / "
                      f"{p.get('account_s', 0):.1f})") if p else ""
-            cells += [f"{ref['wall_s']:.2f} s{split}", f"{ref['rss_mib']:.0f} MiB",
-                      f"{ref['wall_s'] / t:.0f}x" if t else "n/a",
-                      f"{ref['rss_mib'] / t_rss:.1f}x" if t_rss else "n/a"]
+            r_wall, r_cpu = median(ref), median(ref, "cpu_s")
+            r_rss = max(x["rss_mib"] for x in ref)
+            cells += [f"{r_wall:.2f} s{split}", f"{r_cpu:.1f} s", f"{r_rss:.0f} MiB",
+                      f"{r_wall / t:.0f}x" if t else "n/a",
+                      f"{r_cpu / t_cpu:.0f}x" if t_cpu else "n/a",
+                      f"{r_rss / t_rss:.1f}x" if t_rss else "n/a"]
         cells.append(r["same"])
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -230,6 +282,7 @@ def main() -> int:
     b.add_argument("--python", required=True)
     b.add_argument("--sizes", default="10k,100k,1m")
     b.add_argument("--runs", type=int, default=5)
+    b.add_argument("--reference-runs", type=int, default=1)
     b.add_argument("--out", default=str(HERE.parent / "out"))
     b.add_argument("--skip-reference", action="store_true")
     c = sub.add_parser("conformance")

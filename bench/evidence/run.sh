@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Benchmark `tally trace account` against the Python reference (stormlog 0.4.3).
 #
-# Usage: bench/evidence/run.sh [--sizes 10k,100k,1m] [--runs N] [--skip-reference]
+# Usage: bench/evidence/run.sh [--sizes 10k,100k,1m] [--runs N] [--reference-runs N]
+#                              [--skip-reference]
 #
-# 1. creates bench/.venv with stormlog 0.4.3 if it is missing (pip install --no-deps);
+# 1. creates bench/.venv with stormlog 0.4.3 if it is missing (pip install --no-deps), unless
+#    TALLY_REFERENCE_PYTHON names a Python that already has it;
 # 2. checks that reference.py reproduces every conformance case (fast; a sanity check of the
 #    harness itself);
 # 3. builds tally in release mode;
@@ -17,14 +19,14 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$ROOT"
 VENV="bench/.venv"
-PY="$VENV/bin/python"
+PY="${TALLY_REFERENCE_PYTHON:-$VENV/bin/python}"
 
 if [ ! -x "$PY" ]; then
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install --quiet --no-deps stormlog==0.4.3
 fi
 "$PY" -c 'import stormlog.infer.correlation_accounting' \
-    || { echo "error: $VENV lacks stormlog 0.4.3; delete it and rerun" >&2; exit 1; }
+    || { echo "error: $PY lacks stormlog 0.4.3; delete $VENV and rerun" >&2; exit 1; }
 
 for dir in "$ROOT/shared/conformance/evidence" "$ROOT/../shared/conformance/evidence" \
            /work/shared/conformance/evidence; do

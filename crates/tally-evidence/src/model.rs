@@ -195,7 +195,8 @@ pub struct CorrelationContext {
 /// (see [`crate::fingerprint`]), not by text.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Metadata {
-    raw: Option<Box<str>>,
+    /// Shared: the reader gives equal metadata texts one allocation.
+    raw: Option<Arc<str>>,
 }
 
 impl Metadata {
@@ -214,6 +215,11 @@ impl Metadata {
                 raw: Some(text.into()),
             }
         }
+    }
+
+    /// Metadata whose (non-empty, not `{}`) text is already shared.
+    pub(crate) fn from_shared_text(text: Arc<str>) -> Self {
+        Self { raw: Some(text) }
     }
 
     /// Metadata from a JSON object value.
@@ -595,7 +601,24 @@ impl CorrelationEvent {
         metadata: Metadata,
         body: EventBody,
     ) -> Self {
-        let fingerprint = fingerprint::event_content(&context, &metadata, &body);
+        let metadata_fingerprint = fingerprint::metadata(&metadata);
+        Self::with_metadata_fingerprint(context, event_id, metadata, metadata_fingerprint, body)
+    }
+
+    /// [`new`](Self::new) for a reader that knows the fingerprint of `metadata` (it fingerprints
+    /// each distinct metadata text once); the context's is looked up by address.
+    pub(crate) fn with_metadata_fingerprint(
+        context: Arc<CorrelationContext>,
+        event_id: Text,
+        metadata: Metadata,
+        metadata_fingerprint: Fingerprint,
+        body: EventBody,
+    ) -> Self {
+        let fingerprint = fingerprint::event(
+            fingerprint::shared_context(&context),
+            metadata_fingerprint,
+            &body,
+        );
         Self {
             context,
             event_id,
@@ -647,6 +670,7 @@ impl CorrelationEvent {
         self.fingerprint
     }
     /// Consumes the event, returning its parts.
+    #[inline]
     pub fn into_parts(self) -> (Arc<CorrelationContext>, Text, Metadata, EventBody) {
         (self.context, self.event_id, self.metadata, self.body)
     }

@@ -72,6 +72,7 @@ mod fields;
 mod input;
 mod known;
 mod lines;
+mod scan;
 mod value;
 mod wire;
 
@@ -84,6 +85,7 @@ pub use input::Input;
 
 use crate::error::{Error, Origin, Result};
 use crate::model::{InferenceRecord, Text};
+use crate::resolve::Resolver;
 
 /// How a file is read. The defaults suit files of any size.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -139,7 +141,22 @@ pub fn for_each_record_with(
         name: name.clone(),
         source,
     })?;
-    drive::run(source, &name, options, decoder, sink)
+    drive::run(source, &name, options, decoder, drive::Sink(sink))
+}
+
+/// Resolves the records of `input` into `resolver`, in file order, with default options and a
+/// fresh decoder: what [`for_each_record`] with a sink calling [`Resolver::push`] does (the same
+/// records, the same first error), faster, because the resolver is shown a few records ahead of
+/// the one it takes.
+pub fn resolve_input(input: &Input, resolver: &mut Resolver) -> Result<()> {
+    let name = input.name();
+    let options = ReadOptions::default();
+    let source = input::Source::open(input, options.batch_bytes).map_err(|source| Error::Io {
+        name: name.clone(),
+        source,
+    })?;
+    let mut decoder = CorrelationRecordDecoder::new();
+    drive::run(source, &name, &options, &mut decoder, resolver)
 }
 
 /// [`for_each_record_with`] for bytes already in memory (plain JSONL, not gzip), named `name` in
@@ -157,7 +174,7 @@ pub fn for_each_record_in_bytes(
         &name,
         options,
         decoder,
-        sink,
+        drive::Sink(sink),
     )
 }
 

@@ -33,7 +33,9 @@ use crate::model::{
     ActivityReferenceEvent, ClockAlignmentEvent, CorrelationContext, CorrelationEvent, EntityRef,
     EventBody, InferenceRecord, IterationEvent, MembershipEvent, RequestEvent, StageEvent, Text,
 };
-use identity::{Identities, IdentityView, Location, SideIdentity, TableKind, identity_hash};
+use identity::{
+    Identities, IdentityView, Location, Lookup, SideIdentity, TableKind, identity_hash,
+};
 use table::{Filed, Keyed};
 
 /// The sizes of the six entity tables (what `--json` prints as `counts`).
@@ -144,7 +146,8 @@ impl CorrelationGraph {
 ///
 /// A context already known by address costs one pointer lookup (the reader shares one `Arc` per
 /// v4 definition and caches embedded ones, so this is the common case); an unknown one is
-/// fingerprinted once and either becomes canonical or is replaced by the canonical equal one.
+/// fingerprinted (once per allocation, see [`fingerprint::shared_context`]) and either becomes
+/// canonical or is replaced by the canonical equal one.
 ///
 /// Strings inside bodies (reference producers, kinds, roles) are deliberately *not* interned:
 /// replacing a reader's fresh string means freeing it on the resolving thread, which was
@@ -168,7 +171,7 @@ impl Interner {
         }
         let kept = self
             .contexts
-            .entry(fingerprint::context(&context))
+            .entry(fingerprint::shared_context(&context))
             .or_insert(context);
         let address = Arc::as_ptr(kept) as usize;
         self.canonical.insert(address);
@@ -220,13 +223,17 @@ struct Tables {
 
 /// Files `entry` in `entities`: a new key is appended; a known key must carry an equal record,
 /// of which the smallest `event_id` is kept in place.
+// Inlined down to the table's push, so that the entry is built where it is stored rather than
+// copied through each call.
+#[inline(always)]
 fn file_entity<B: Keyed>(
     entities: &mut EntityTable<B>,
     kind: TableKind,
+    key_hash: u64,
     entry: ResolvedEvent<B>,
     origin: &Origin,
 ) -> Result<Placed> {
-    match table::file(entities, entry) {
+    match table::file(entities, key_hash, entry) {
         Some(Filed::Inserted(position)) => Ok(Placed::Entity(kind, position)),
         Some(Filed::Existing(position, offered)) => {
             let kept = entities.entry_mut(position);
@@ -257,9 +264,12 @@ fn too_many(origin: Origin) -> Error {
 }
 
 impl Tables {
+    /// Files `event`, whose entity key hashes to `key_hash`, in its table.
+    #[inline(always)]
     fn file(
         &mut self,
         event: CorrelationEvent,
+        key_hash: u64,
         interner: &mut Interner,
         origin: &Origin,
     ) -> Result<Placed> {
@@ -285,21 +295,66 @@ impl Tables {
                 fingerprint,
             })),
             EventBody::Request(b) => {
-                file_entity(&mut self.requests, K::Requests, entry!(b), origin)
+                file_entity(&mut self.requests, K::Requests, key_hash, entry!(b), origin)
             }
-            EventBody::Iteration(b) => {
-                file_entity(&mut self.iterations, K::Iterations, entry!(b), origin)
+            EventBody::Iteration(b) => file_entity(
+                &mut self.iterations,
+                K::Iterations,
+                key_hash,
+                entry!(b),
+                origin,
+            ),
+            EventBody::Stage(b) => {
+                file_entity(&mut self.stages, K::Stages, key_hash, entry!(b), origin)
             }
-            EventBody::Stage(b) => file_entity(&mut self.stages, K::Stages, entry!(b), origin),
-            EventBody::Membership(b) => {
-                file_entity(&mut self.memberships, K::Memberships, entry!(b), origin)
-            }
-            EventBody::Activity(b) => {
-                file_entity(&mut self.activities, K::Activities, entry!(b), origin)
-            }
-            EventBody::ClockAlignment(b) => {
-                file_entity(&mut self.alignments, K::Alignments, entry!(b), origin)
-            }
+            EventBody::Membership(b) => file_entity(
+                &mut self.memberships,
+                K::Memberships,
+                key_hash,
+                entry!(b),
+                origin,
+            ),
+            EventBody::Activity(b) => file_entity(
+                &mut self.activities,
+                K::Activities,
+                key_hash,
+                entry!(b),
+                origin,
+            ),
+            EventBody::ClockAlignment(b) => file_entity(
+                &mut self.alignments,
+                K::Alignments,
+                key_hash,
+                entry!(b),
+                origin,
+            ),
+        }
+    }
+
+    /// The hash of the entity key of `event` (0 for the kinds kept in no table).
+    fn key_hash(event: &CorrelationEvent) -> u64 {
+        let context = event.context();
+        match event.body() {
+            EventBody::Artifact(_) | EventBody::Capabilities(_) => 0,
+            EventBody::Request(b) => Keyed::key_hash(context, b),
+            EventBody::Iteration(b) => Keyed::key_hash(context, b),
+            EventBody::Stage(b) => Keyed::key_hash(context, b),
+            EventBody::Membership(b) => Keyed::key_hash(context, b),
+            EventBody::Activity(b) => Keyed::key_hash(context, b),
+            EventBody::ClockAlignment(b) => Keyed::key_hash(context, b),
+        }
+    }
+
+    /// Reads the index of the table `event` goes to where its key would be (a hint).
+    fn touch(&self, event: &CorrelationEvent, key_hash: u64) {
+        match event.body() {
+            EventBody::Artifact(_) | EventBody::Capabilities(_) => {}
+            EventBody::Request(_) => self.requests.touch(key_hash),
+            EventBody::Iteration(_) => self.iterations.touch(key_hash),
+            EventBody::Stage(_) => self.stages.touch(key_hash),
+            EventBody::Membership(_) => self.memberships.touch(key_hash),
+            EventBody::Activity(_) => self.activities.touch(key_hash),
+            EventBody::ClockAlignment(_) => self.alignments.touch(key_hash),
         }
     }
 
@@ -311,6 +366,23 @@ impl Tables {
             TableKind::Memberships => view_of(&self.memberships, position),
             TableKind::Activities => view_of(&self.activities, position),
             TableKind::Alignments => view_of(&self.alignments, position),
+        }
+    }
+}
+
+/// The hashes an event is resolved with: of its identity and of its entity key.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Hashes {
+    identity: u64,
+    key: u64,
+}
+
+impl Hashes {
+    fn of(event: &CorrelationEvent) -> Self {
+        let context = event.context();
+        Self {
+            identity: identity_hash(&context.session_id, &context.producer_id, event.event_id()),
+            key: Tables::key_hash(event),
         }
     }
 }
@@ -348,6 +420,7 @@ impl Resolver {
     /// [`Error::ConflictingEventIdentity`] (known identity, different content),
     /// [`Error::ConflictingEntityIdentity`] (known entity key, different content), and
     /// [`Error::OutOfRange`] past 536 870 911 distinct records of one kind.
+    #[inline]
     pub fn push(&mut self, record: InferenceRecord, origin: Origin) -> Result<()> {
         match record {
             InferenceRecord::Legacy(_) => Ok(()),
@@ -357,56 +430,66 @@ impl Resolver {
 
     /// Takes the next correlation event (see [`push`](Resolver::push)).
     pub fn push_event(&mut self, event: CorrelationEvent, origin: Origin) -> Result<()> {
+        self.push_hashed(event, None, origin)
+    }
+
+    /// The hashes `event` will be looked up with, and a read of the index memory where they
+    /// lead, so that pushing it a little later finds that memory in the cache: a reader that
+    /// sees records ahead calls this a few records before [`push_hashed`](Self::push_hashed).
+    /// It changes nothing.
+    pub(crate) fn prepare(&self, event: &CorrelationEvent) -> Hashes {
+        let hashes = Hashes::of(event);
+        self.identities.touch(hashes.identity);
+        self.tables.touch(event, hashes.key);
+        hashes
+    }
+
+    /// [`push_event`](Self::push_event) with the event's [`Hashes`], when prepared.
+    #[inline]
+    pub(crate) fn push_hashed(
+        &mut self,
+        event: CorrelationEvent,
+        hashes: Option<Hashes>,
+        origin: Origin,
+    ) -> Result<()> {
+        let hashes = hashes.unwrap_or_else(|| Hashes::of(&event));
         let context = event.context();
         match &self.run_id {
             None => self.run_id = Some(context.run_id.clone()),
             Some(run) if *run != context.run_id => return Err(Error::MultipleRunIds { origin }),
             Some(_) => {}
         }
-        let hash = identity_hash(&context.session_id, &context.producer_id, event.event_id());
-        let (tables, identities) = (&self.tables, &self.identities);
-        let view = |location| match location {
-            Location::Entity(kind, position) => tables.view(kind, position),
-            Location::Side(index) => identities.side(index),
-        };
-        let known = identities.find(
+        let hash = hashes.identity;
+        let tables = &mut self.tables;
+        let lookup = self.identities.lookup(
             hash,
             &context.session_id,
             &context.producer_id,
             event.event_id(),
-            view,
+            |kind, position| tables.view(kind, position),
         );
-        if let Some(location) = known {
-            return if view(location).fingerprint == event.fingerprint() {
-                Ok(())
-            } else {
-                Err(Error::ConflictingEventIdentity { origin })
-            };
-        }
-        match self.tables.file(event, &mut self.interner, &origin)? {
+        let new = match lookup {
+            Lookup::Known(fingerprint) => {
+                return if fingerprint == event.fingerprint() {
+                    Ok(())
+                } else {
+                    Err(Error::ConflictingEventIdentity { origin })
+                };
+            }
+            Lookup::New(new) => new,
+        };
+        let recorded = match tables.file(event, hashes.key, &mut self.interner, &origin)? {
             Placed::Entity(kind, position) => {
-                self.identities
-                    .insert(hash, Location::Entity(kind, position));
+                new.at(Location::Entity(kind, position));
+                Some(())
             }
-            Placed::Side(side) => {
-                let location = self
-                    .identities
-                    .add_side(side)
-                    .ok_or_else(|| too_many(origin))?;
-                self.identities.insert(hash, location);
-            }
+            Placed::Side(side) => new.aside(side),
             Placed::Replaced(kind, position, old) => {
                 let old_hash = identity_hash(&old.session_id, &old.producer_id, &old.event_id);
-                let side = self
-                    .identities
-                    .add_side(old)
-                    .ok_or_else(|| too_many(origin))?;
-                let here = Location::Entity(kind, position);
-                self.identities.relocate(old_hash, here, side);
-                self.identities.insert(hash, here);
+                new.replacing(Location::Entity(kind, position), old_hash, old)
             }
-        }
-        Ok(())
+        };
+        recorded.ok_or_else(|| too_many(origin))
     }
 
     /// The number of distinct event identities seen so far.
@@ -424,15 +507,13 @@ impl Resolver {
             activities,
             alignments,
         } = self.tables;
-        let membership_order = identity_order(&memberships);
-        let alignment_order = identity_order(&alignments);
-        let unresolved = unresolved::unresolved_references(
-            &requests,
-            &iterations,
-            &stages,
-            membership_order.iter().map(|&p| &memberships[p as usize]),
-            &activities,
+        // The sorts and the reference checks are independent: both cores take one each.
+        let ((membership_order, alignment_order), checked) = rayon::join(
+            || (identity_order(&memberships), identity_order(&alignments)),
+            || unresolved::check(&requests, &iterations, &stages, &memberships, &activities),
         );
+        let unresolved =
+            unresolved::unresolved_references(checked, &memberships, &membership_order);
         CorrelationGraph {
             run_id: self.run_id,
             requests,
@@ -451,8 +532,9 @@ impl Resolver {
 /// Positions sorted by `(session_id, producer_id, event_id)`, a total order on kept events.
 ///
 /// Sorting compares a precomputed key first — the rank of `(session_id, producer_id)` among the
-/// table's few distinct contexts, and the first eight bytes of `event_id` — and reads the full
-/// `event_id` only on ties, so most comparisons touch no entry.
+/// table's few distinct contexts, and the first sixteen bytes of `event_id` — and reads the full
+/// `event_id` only on ties, so most comparisons touch no entry (ids of up to sixteen bytes never
+/// tie).
 fn identity_order<B>(table: &EntityTable<B>) -> Vec<u32> {
     let mut contexts: FxHashMap<usize, u32> = FxHashMap::default();
     let mut distinct: Vec<&CorrelationContext> = Vec::new();
@@ -472,24 +554,24 @@ fn identity_order<B>(table: &EntityTable<B>) -> Vec<u32> {
         .iter()
         .map(|c| pairs.binary_search(&pair(c)).expect("listed") as u32)
         .collect();
-    let mut keys: Vec<(u32, u64, u32)> = table
+    let mut keys: Vec<(u128, u32, u32)> = table
         .iter()
         .enumerate()
         .map(|(position, entry)| {
             let context = contexts[&(Arc::as_ptr(entry.context_arc()) as usize)];
-            let mut prefix = [0u8; 8];
+            let mut prefix = [0u8; 16];
             let id = entry.event_id().as_bytes();
-            let n = id.len().min(8);
+            let n = id.len().min(16);
             prefix[..n].copy_from_slice(&id[..n]);
             (
+                u128::from_be_bytes(prefix),
                 rank_of[context as usize],
-                u64::from_be_bytes(prefix),
                 position as u32,
             )
         })
         .collect();
     keys.sort_unstable_by(|a, b| {
-        (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| {
+        (a.1, a.0).cmp(&(b.1, b.0)).then_with(|| {
             let (x, y) = (&table[a.2 as usize], &table[b.2 as usize]);
             x.event_id().cmp(y.event_id())
         })

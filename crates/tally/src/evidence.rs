@@ -28,9 +28,7 @@ pub fn for_each_record(
 pub fn resolve_files(paths: &[impl AsRef<Path>]) -> tally_evidence::Result<CorrelationGraph> {
     let mut resolver = Resolver::new();
     for path in paths {
-        for_each_record(path.as_ref(), |origin, record| {
-            resolver.push(record, origin)
-        })?;
+        read::resolve_input(&input(path.as_ref()), &mut resolver)?;
     }
     Ok(resolver.finish())
 }

@@ -40,31 +40,56 @@ pub(crate) struct BatchRecords {
     pub line_count: u64,
 }
 
+/// The item buffer of a batch, kept for the next batch once delivered: a batch's items fill
+/// megabytes, and fresh memory for each batch would be page-faulted in every time.
+pub(crate) type Items = Vec<Result<Decoded, Fault>>;
+
 impl BatchRecords {
-    /// `(line, record)` for every record before the failure, in file order.
-    pub(crate) fn records(self) -> impl Iterator<Item = (u64, InferenceRecord)> {
+    /// `(line, record)` for every record before the failure, in file order, taken out of the
+    /// batch (whose buffer [`into_items`](Self::into_items) then gives back, empty).
+    pub(crate) fn drain_records(&mut self) -> impl Iterator<Item = (u64, InferenceRecord)> + '_ {
         (self.first_line..)
-            .zip(self.items)
+            .zip(self.items.drain(..))
             .filter_map(|(line, item)| Some((line, item.ok()?.finish()?)))
     }
+
+    /// The line of the first item, and the items (up to the failure) taken out in file order;
+    /// what the drain has not yet given is its `as_slice`.
+    pub(crate) fn drain_items(&mut self) -> (u64, std::vec::Drain<'_, Result<Decoded, Fault>>) {
+        (self.first_line, self.items.drain(..))
+    }
+
+    /// The batch's item buffer, emptied, for reuse.
+    pub(crate) fn into_items(mut self) -> Items {
+        self.items.clear();
+        self.items
+    }
+}
+
+thread_local! {
+    /// The line spans of the batch being decoded on this thread (reused from batch to batch).
+    static SPANS: std::cell::Cell<Vec<LineSpan>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// Decodes one batch of whole lines (`bytes` never ends inside a line, except at the end of the
 /// input) starting at `at`.
+/// `items` is an empty buffer to fill (its capacity is reused).
 pub(crate) fn decode_batch(
     bytes: &[u8],
     at: Position,
     decoder: &mut CorrelationRecordDecoder,
+    mut items: Items,
 ) -> BatchRecords {
-    let mut spans: Vec<LineSpan> = Vec::new();
+    let mut spans = SPANS.take();
+    spans.clear();
     split_lines(bytes, &mut spans);
     let line_count = spans.len() as u64;
-    let mut items: Vec<Result<Decoded, Fault>> = spans
+    spans
         .par_iter()
         .with_min_len(MIN_LINES_PER_TASK)
         .map(|s| decode_line(&bytes[s.start..s.end], at.offset + s.start as u64))
-        .collect();
-    drop(spans);
+        .collect_into_vec(&mut items);
+    SPANS.set(spans);
 
     // Definitions and context ids, in file order; the first failure ends the batch.
     let mut failure = None;

@@ -121,12 +121,18 @@ fn refusal(fault: Fault) -> Error {
     located(fault, Origin::default())
 }
 
+/// Ids [`CorrelationRecordDecoder`] remembers at most (then it forgets them all).
+const FOUND_CAPACITY: usize = 4096;
+
 /// Decodes the records of one file in order, resolving v4 context ids against its registry (the
 /// reference's `CorrelationRecordDecoder`). A decoder that is kept continues a file: its
 /// definitions stay known.
 #[derive(Clone, Debug, Default)]
 pub struct CorrelationRecordDecoder {
     registry: ContextRegistry,
+    /// Ids already looked up, by the address of their (per-thread shared) text, which each entry
+    /// holds. An id, once defined, names the same context for good.
+    found: FxHashMap<usize, (Text, Arc<CorrelationContext>)>,
 }
 
 impl CorrelationRecordDecoder {
@@ -137,7 +143,10 @@ impl CorrelationRecordDecoder {
 
     /// A decoder that continues with `registry`'s definitions.
     pub fn with_registry(registry: ContextRegistry) -> Self {
-        Self { registry }
+        Self {
+            registry,
+            found: FxHashMap::default(),
+        }
     }
 
     /// The definitions seen so far.
@@ -168,7 +177,18 @@ impl CorrelationRecordDecoder {
                 self.registry.define(&id, context)?;
             }
             Decoded::Compact { id, event } => {
-                let context = Arc::clone(self.registry.find(&id)?);
+                let address = Arc::as_ptr(&id).cast::<u8>() as usize;
+                let context = match self.found.get(&address) {
+                    Some((_, context)) => Arc::clone(context),
+                    None => {
+                        let context = Arc::clone(self.registry.find(&id)?);
+                        if self.found.len() >= FOUND_CAPACITY {
+                            self.found.clear();
+                        }
+                        self.found.insert(address, (id, Arc::clone(&context)));
+                        context
+                    }
+                };
                 *decoded = Decoded::Resolved(context, event?);
             }
             other => *decoded = other,

@@ -10,12 +10,13 @@
 use std::sync::Arc;
 
 use crate::fingerprint;
-use crate::model::{CorrelationContext, CorrelationEvent, InferenceRecord, LegacyRecord, Text};
+use crate::model::{CorrelationContext, InferenceRecord, LegacyRecord, Text};
 
 use super::events::{self, ContextSource, Embedded, EventParts, Fields};
 use super::fields::{self, Checked, Fault};
 use super::known;
 use super::lines;
+use super::scan;
 use super::value::{Int, Val};
 use super::wire::{self, Key, Line, RecordWire};
 
@@ -52,9 +53,7 @@ impl Decoded {
     pub(crate) fn finish(self) -> Option<InferenceRecord> {
         match self {
             Decoded::Record(record) => Some(record),
-            Decoded::Resolved(context, parts) => Some(InferenceRecord::Event(
-                CorrelationEvent::new(context, parts.event_id, parts.metadata, parts.body),
-            )),
+            Decoded::Resolved(context, parts) => Some(InferenceRecord::Event(parts.event(context))),
             Decoded::Blank | Decoded::Definition { .. } | Decoded::Compact { .. } => None,
         }
     }
@@ -121,6 +120,13 @@ pub(crate) fn with_json<T>(
             "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)".into(),
         ));
     }
+    if let Some((wire, known_context)) = scan::record(text) {
+        let parsed = Parsed {
+            lenient: false,
+            known_context,
+        };
+        return then(Line::Object(wire), parsed);
+    }
     let mut then = Some(then);
     if let Some(result) = known::with_known_context(text, |line, context| {
         let parsed = Parsed {
@@ -181,7 +187,9 @@ fn classify(wire: &RecordWire<'_>, text: &str, parsed: Parsed) -> Checked<Decode
             "context transport requires schema_version 4".into(),
         ));
     }
-    let id = fields::nonempty(rec.val(Key::ContextId), "context_id")?;
+    // Shared per thread: a file has few context ids, and compact records name them again and
+    // again (see `CorrelationRecordDecoder::resolve`).
+    let id = fields::nonempty_shared(rec.val(Key::ContextId), "context_id")?;
     if definition {
         let definition_keys = [
             Key::SchemaVersion,
@@ -265,12 +273,9 @@ pub(crate) fn embedded_record(
             Embedded::Legacy => InferenceRecord::Legacy(LegacyRecord {
                 json: trim_json_space(text).into(),
             }),
-            Embedded::Event(context, parts) => InferenceRecord::Event(CorrelationEvent::new(
-                context.expect("an embedded event has its context"),
-                parts.event_id,
-                parts.metadata,
-                parts.body,
-            )),
+            Embedded::Event(context, parts) => InferenceRecord::Event(
+                parts.event(context.expect("an embedded event has its context")),
+            ),
         },
     )
 }

@@ -10,11 +10,14 @@ use std::collections::VecDeque;
 use rayon::{Scope, ThreadPool};
 
 use crate::error::{Error, Origin, Result};
-use crate::model::{InferenceRecord, Text};
+use crate::model::{CorrelationEvent, InferenceRecord, Text};
+use crate::resolve::{Hashes, Resolver};
 
 use super::ReadOptions;
-use super::batch::{BatchRecords, Position, decode_batch};
+use super::batch::{BatchRecords, Items, Position, decode_batch};
 use super::context::{CorrelationRecordDecoder, located};
+use super::decode::Decoded;
+use super::fields::Fault;
 use super::input::Source;
 
 /// The pool batches are decoded on: rayon's global pool, or one of `threads` threads.
@@ -45,20 +48,72 @@ fn io_error(name: &Text, source: std::io::Error) -> Error {
     }
 }
 
-/// Hands a batch's records to the sink, then its failure as the load's error.
+/// Where a load's records go, batch by batch, on the calling thread.
+pub(crate) trait Consumer {
+    /// Takes the records of `batch` in file order; the first error stops the load.
+    fn consume(&mut self, batch: &mut BatchRecords, name: &Text) -> Result<()>;
+}
+
+/// A caller's sink, one record at a time.
+pub(crate) struct Sink<F>(pub F);
+
+impl<F: FnMut(Origin, InferenceRecord) -> Result<()>> Consumer for Sink<F> {
+    fn consume(&mut self, batch: &mut BatchRecords, name: &Text) -> Result<()> {
+        for (line, record) in batch.drain_records() {
+            (self.0)(Origin::at(name.clone(), line), record)?;
+        }
+        Ok(())
+    }
+}
+
+/// How many records ahead a resolver is shown (see [`Resolver::prepare`]): enough for the index
+/// reads of several records to overlap, few enough for them to stay in the cache.
+const AHEAD: usize = 8;
+
+impl Consumer for &mut Resolver {
+    fn consume(&mut self, batch: &mut BatchRecords, name: &Text) -> Result<()> {
+        fn event(item: &Result<Decoded, Fault>) -> Option<&CorrelationEvent> {
+            match item {
+                Ok(Decoded::Record(InferenceRecord::Event(event))) => Some(event),
+                _ => None,
+            }
+        }
+        let resolver: &mut Resolver = self;
+        let (first_line, mut items) = batch.drain_items();
+        let mut ahead: [Option<Hashes>; 2 * AHEAD] = [None; 2 * AHEAD];
+        for (k, item) in items.as_slice().iter().take(AHEAD).enumerate() {
+            ahead[k] = event(item).map(|e| resolver.prepare(e));
+        }
+        let mut i = 0;
+        while let Some(item) = items.next() {
+            if let Some(upcoming) = items.as_slice().get(AHEAD - 1) {
+                ahead[(i + AHEAD) % (2 * AHEAD)] = event(upcoming).map(|e| resolver.prepare(e));
+            }
+            if let Ok(Decoded::Record(InferenceRecord::Event(event))) = item {
+                let origin = Origin::at(name.clone(), first_line + i as u64);
+                resolver.push_hashed(event, ahead[i % (2 * AHEAD)], origin)?;
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Hands a batch's records to the consumer, then its failure as the load's error; gives back
+/// the batch's emptied item buffer.
 fn deliver(
     mut batch: BatchRecords,
     name: &Text,
-    sink: &mut impl FnMut(Origin, InferenceRecord) -> Result<()>,
-) -> Result<()> {
+    consumer: &mut impl Consumer,
+) -> (Items, Result<()>) {
     let failure = batch.failure.take();
-    for (line, record) in batch.records() {
-        sink(Origin::at(name.clone(), line), record)?;
+    let mut outcome = consumer.consume(&mut batch, name);
+    if outcome.is_ok()
+        && let Some((line, fault)) = failure
+    {
+        outcome = Err(located(fault, Origin::at(name.clone(), line)));
     }
-    match failure {
-        Some((line, fault)) => Err(located(fault, Origin::at(name.clone(), line))),
-        None => Ok(()),
-    }
+    (batch.into_items(), outcome)
 }
 
 /// Reads every batch of `source`, decoding batch k+1 while batch k is delivered.
@@ -67,26 +122,34 @@ pub(crate) fn run(
     name: &Text,
     options: &ReadOptions,
     decoder: &mut CorrelationRecordDecoder,
-    mut sink: impl FnMut(Origin, InferenceRecord) -> Result<()>,
+    mut consumer: impl Consumer,
 ) -> Result<()> {
     let pool = pool(options)?;
     let mut at = Position { line: 1, offset: 0 };
     let mut previous: Option<BatchRecords> = None;
+    // Two item buffers take turns: one is filled while the other's records are delivered.
+    let mut spare = Items::new();
     loop {
         // After a failing batch nothing more is read.
         let stop = previous.as_ref().is_some_and(|p| p.failure.is_some());
         let chunk = if stop { Ok(None) } else { source.next_chunk() };
         let mut decoded = None;
+        let items = std::mem::take(&mut spare);
         let delivered = in_scope(pool.as_ref(), |scope| {
             if let Ok(Some(chunk)) = &chunk {
                 let (decoded, decoder) = (&mut decoded, &mut *decoder);
-                scope.spawn(move |_| *decoded = Some(decode_batch(chunk, at, decoder)));
+                scope.spawn(move |_| {
+                    chunk.prefault();
+                    *decoded = Some(decode_batch(chunk, at, decoder, items));
+                });
             }
             match previous.take() {
-                Some(batch) => deliver(batch, name, &mut sink),
-                None => Ok(()),
+                Some(batch) => deliver(batch, name, &mut consumer),
+                None => (Items::new(), Ok(())),
             }
         });
+        let (emptied, delivered) = delivered;
+        spare = emptied;
         delivered?;
         match chunk.map_err(|e| io_error(name, e))? {
             None => return Ok(()),
@@ -108,6 +171,7 @@ pub struct InferenceEvents {
     decoder: CorrelationRecordDecoder,
     at: Position,
     ready: VecDeque<(u64, InferenceRecord)>,
+    spare: Items,
     failure: Option<Error>,
     done: bool,
 }
@@ -124,6 +188,7 @@ impl InferenceEvents {
             decoder,
             at: Position { line: 1, offset: 0 },
             ready: VecDeque::new(),
+            spare: Items::new(),
             failure: None,
             done: false,
         }
@@ -142,11 +207,13 @@ impl InferenceEvents {
             }
             Ok(None) => self.done = true,
             Ok(Some(chunk)) => {
-                let mut batch = decode_batch(&chunk, self.at, &mut self.decoder);
+                let items = std::mem::take(&mut self.spare);
+                let mut batch = decode_batch(&chunk, self.at, &mut self.decoder, items);
                 self.at.line += batch.line_count;
                 self.at.offset += chunk.len() as u64;
                 let failure = batch.failure.take();
-                self.ready.extend(batch.records());
+                self.ready.extend(batch.drain_records());
+                self.spare = batch.into_items();
                 if let Some((line, fault)) = failure {
                     self.failure = Some(located(fault, Origin::at(self.name.clone(), line)));
                     self.done = true;

@@ -8,10 +8,15 @@
 //! its context id is known to resolve) both come here. It does not decide whether a line is a
 //! transport record, and never looks a context id up (see `decode` and `context`).
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
+use crate::fingerprint::{self, Fingerprint};
 use crate::model::{
-    BusyIntervals, CorrelationContext, EntityRef, EventBody, EventType, Metadata, Text,
+    BusyIntervals, CorrelationContext, CorrelationEvent, EntityRef, EventBody, EventType, Metadata,
+    Text,
 };
 
 use super::bodies;
@@ -37,8 +42,23 @@ pub(crate) struct EventParts {
     pub event_id: Text,
     /// `metadata`, original text.
     pub metadata: Metadata,
+    /// Its fingerprint.
+    pub metadata_fingerprint: Fingerprint,
     /// The typed body.
     pub body: EventBody,
+}
+
+impl EventParts {
+    /// The event, with its context.
+    pub(crate) fn event(self, context: Arc<CorrelationContext>) -> CorrelationEvent {
+        CorrelationEvent::with_metadata_fingerprint(
+            context,
+            self.event_id,
+            self.metadata,
+            self.metadata_fingerprint,
+            self.body,
+        )
+    }
 }
 
 /// What an embedded record is.
@@ -179,6 +199,27 @@ pub(crate) const REF_KEYS: [Key; 8] = [
     Key::CorrelationScope,
 ];
 
+/// The reference naming the entity an event of type `ty` describes.
+fn own_ref(ty: EventType) -> Option<Key> {
+    match ty {
+        EventType::Request => Some(Key::RequestRef),
+        EventType::Iteration => Some(Key::IterationRef),
+        EventType::Stage => Some(Key::StageRef),
+        EventType::Activity => Some(Key::ActivityRef),
+        _ => None,
+    }
+}
+
+/// Whether the id of the reference `key` of an event of type `ty` is shared with other records
+/// ([`fields::shared_id`]): every reference but the own, unique ones of stages and activities,
+/// which nothing else names.
+fn shares_id(ty: EventType, key: Key) -> bool {
+    !matches!(
+        (ty, key),
+        (EventType::Activity, Key::ActivityRef) | (EventType::Stage, Key::StageRef)
+    )
+}
+
 /// `parse_inference_record`: an embedded record with declared `version` (the record's own, or
 /// the embedded version a v4 record expands to).
 pub(crate) fn embedded(
@@ -276,18 +317,27 @@ fn correlation_record(
             if !raw.starts_with('{') {
                 return Err(Fault::Value(format!("{} must be an object", key.name())));
             }
-            *slot = Some(fields::entity_ref(raw, rec.lenient)?);
+            *slot = Some(fields::entity_ref(raw, rec.lenient, shares_id(ty, key))?);
         }
     }
     let class = class(ty);
     constructor(rec, &class, source)?;
-    let event_id = nonempty(rec.val(Key::EventId), "event_id")?;
-    let (metadata, intervals) = match rec.wire.get(Key::Metadata) {
-        None => (Metadata::empty(), None),
-        Some(raw) if raw.starts_with('{') => (
-            Metadata::from_json_text(&restore_literals(raw, rec.lenient)),
-            wire::intervals_of(raw),
+    let own_id = own_ref(ty)
+        .and_then(|key| refs[REF_KEYS.iter().position(|k| *k == key)?].as_ref())
+        .map(|r| &r.id);
+    let event_id = match (rec.val(Key::EventId), own_id) {
+        // The event is named after its entity (activities, iterations): one text for both.
+        (Some(Val::Str(s)), Some(id)) if *s == **id => Text::clone(id),
+        (v, _) => nonempty(v, "event_id")?,
+    };
+    let ((metadata, metadata_fingerprint), intervals) = match rec.wire.get(Key::Metadata) {
+        None => (
+            (Metadata::empty(), fingerprint::metadata(&Metadata::empty())),
+            None,
         ),
+        Some(raw) if raw.starts_with('{') => {
+            (shared_metadata(raw, rec.lenient), wire::intervals_of(raw))
+        }
         Some(_) => return Err(Fault::Value("metadata must be an object".into())),
     };
     let body = bodies::body(rec, ty, bodies::Refs(refs), intervals)?;
@@ -296,6 +346,7 @@ fn correlation_record(
         EventParts {
             event_id,
             metadata,
+            metadata_fingerprint,
             body,
         },
     ))
@@ -346,6 +397,37 @@ fn constructor(rec: &Fields<'_, '_>, class: &Class, source: ContextSource) -> Ch
         )));
     }
     Ok(())
+}
+
+/// Metadata texts seen on this thread, with their fingerprints. Bounded: cleared when full.
+const KNOWN_METADATA: usize = 8192;
+
+thread_local! {
+    static METADATA: RefCell<FxHashMap<Arc<str>, Fingerprint>> =
+        const { RefCell::new(FxHashMap::with_hasher(rustc_hash::FxBuildHasher)) };
+}
+
+/// The metadata whose raw object text is `raw`, and its fingerprint: equal texts read on one
+/// thread share one allocation and are fingerprinted once (records of one kind often carry the
+/// same metadata).
+fn shared_metadata(raw: &str, lenient: bool) -> (Metadata, Fingerprint) {
+    if lenient || raw == "{}" {
+        let metadata = Metadata::from_json_text(&restore_literals(raw, lenient));
+        let fingerprint = fingerprint::metadata(&metadata);
+        return (metadata, fingerprint);
+    }
+    METADATA.with_borrow_mut(|known| {
+        if let Some((text, fingerprint)) = known.get_key_value(raw) {
+            return (Metadata::from_shared_text(Arc::clone(text)), *fingerprint);
+        }
+        if known.len() >= KNOWN_METADATA {
+            known.clear();
+        }
+        let text: Arc<str> = Arc::from(raw);
+        let fingerprint = fingerprint::metadata_text(raw);
+        known.insert(Arc::clone(&text), fingerprint);
+        (Metadata::from_shared_text(text), fingerprint)
+    })
 }
 
 /// In a rewritten line, puts the literals back where the sentinels stand, so metadata keeps the

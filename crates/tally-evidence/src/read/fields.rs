@@ -8,6 +8,13 @@
 //! the reference checks that field. Which checks run in which order is the caller's business
 //! (`events`); this module owns only the wording.
 
+use std::cell::RefCell;
+use std::hash::Hasher;
+use std::thread::LocalKey;
+
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashSet};
+
 use crate::model::{
     ClockKind, CollectionMode, CorrelationContext, EntityRef, Nanos, Provenance, Text,
 };
@@ -62,18 +69,30 @@ pub(crate) fn nonempty(v: Option<Val<'_>>, field: &str) -> Checked<Text> {
 /// across records (producer ids, roles, kinds, names, statuses, clock domains): one allocation
 /// per distinct value and thread instead of one per record. Bounded: cleared when full.
 pub(crate) fn shared_text(s: &str) -> Text {
-    use std::cell::RefCell;
-    const CAPACITY: usize = 4096;
     thread_local! {
-        static TEXTS: RefCell<rustc_hash::FxHashSet<Text>> =
-            RefCell::new(rustc_hash::FxHashSet::default());
+        static TEXTS: RefCell<FxHashSet<Text>> =
+            const { RefCell::new(FxHashSet::with_hasher(FxBuildHasher)) };
     }
-    TEXTS.with(|cell| {
-        let mut texts = cell.borrow_mut();
+    share(&TEXTS, 4096, s)
+}
+
+/// Text shared with earlier equal ids of referenced entities read on this thread: a request or
+/// iteration is named by every membership, stage and activity that belongs to it, and records
+/// that reference one entity come close together. Bounded: cleared when full.
+pub(crate) fn shared_id(s: &str) -> Text {
+    thread_local! {
+        static IDS: RefCell<FxHashSet<Text>> =
+            const { RefCell::new(FxHashSet::with_hasher(FxBuildHasher)) };
+    }
+    share(&IDS, 1 << 15, s)
+}
+
+fn share(set: &'static LocalKey<RefCell<FxHashSet<Text>>>, capacity: usize, s: &str) -> Text {
+    set.with_borrow_mut(|texts| {
         if let Some(text) = texts.get(s) {
             return Text::clone(text);
         }
-        if texts.len() >= CAPACITY {
+        if texts.len() >= capacity {
             texts.clear();
         }
         let text = Text::from(s);
@@ -218,14 +237,55 @@ pub(crate) fn unexpected_message(class: &str, key: &str) -> String {
 }
 
 /// `EntityRef(**value)` from the raw text of an object, with its checks (`evidence.md` §2.4).
-pub(crate) fn entity_ref(raw_object: &str, lenient: bool) -> Checked<EntityRef> {
+/// With `share_id` (for references to entities that others reference too), the reference is
+/// shared with earlier ones of the same text on this thread, and its id is [`shared_id`].
+pub(crate) fn entity_ref(raw_object: &str, lenient: bool, share_id: bool) -> Checked<EntityRef> {
+    if !share_id || lenient {
+        // Sentinel strings of a rewritten line mean something else: not shared.
+        return read_entity_ref(raw_object, lenient, share_id);
+    }
+    thread_local! {
+        static REFS: RefCell<HashTable<(Box<str>, EntityRef)>> =
+            const { RefCell::new(HashTable::new()) };
+    }
+    const CAPACITY: usize = 1 << 14;
+    let hash = text_hash(raw_object);
+    let known = REFS.with_borrow(|refs| {
+        refs.find(hash, |(text, _)| **text == *raw_object)
+            .map(|(_, r)| r.clone())
+    });
+    if let Some(known) = known {
+        return Ok(known);
+    }
+    let reference = read_entity_ref(raw_object, lenient, share_id)?;
+    REFS.with_borrow_mut(|refs| {
+        if refs.len() >= CAPACITY {
+            refs.clear();
+        }
+        let entry = (Box::from(raw_object), reference.clone());
+        refs.insert_unique(hash, entry, |(text, _)| text_hash(text));
+    });
+    Ok(reference)
+}
+
+fn text_hash(text: &str) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(text.as_bytes());
+    h.finish()
+}
+
+fn read_entity_ref(raw_object: &str, lenient: bool, share_id: bool) -> Checked<EntityRef> {
     if let Some((producer_id, id)) = wire::simple_ref(raw_object)
         && !producer_id.is_empty()
         && !id.is_empty()
     {
         return Ok(EntityRef {
             producer_id: shared_text(producer_id),
-            id: Text::from(id),
+            id: if share_id {
+                shared_id(id)
+            } else {
+                Text::from(id)
+            },
         });
     }
     let wire = wire::ref_wire(raw_object);
@@ -245,7 +305,10 @@ pub(crate) fn entity_ref(raw_object: &str, lenient: bool) -> Checked<EntityRef> 
         )));
     }
     let producer_id = nonempty_shared(typed_opt(wire.raw(0), lenient), "producer_id")?;
-    let id = nonempty(typed_opt(wire.raw(1), lenient), "id")?;
+    let id = match typed_opt(wire.raw(1), lenient) {
+        Some(Val::Str(s)) if share_id && !s.is_empty() => shared_id(&s),
+        v => nonempty(v, "id")?,
+    };
     Ok(EntityRef { producer_id, id })
 }
 

@@ -11,8 +11,10 @@
 //! per thread (no locking in the parallel parse) and bounded (cleared when full).
 
 use std::cell::{Cell, RefCell};
+use std::hash::Hasher;
 use std::sync::{Arc, LazyLock};
 
+use hashbrown::HashTable;
 use memchr::memmem::Finder;
 
 use crate::model::CorrelationContext;
@@ -23,9 +25,29 @@ use super::wire::{self, Key, Line};
 const CAPACITY: usize = 256;
 
 thread_local! {
-    static CACHE: RefCell<rustc_hash::FxHashMap<Box<str>, Arc<CorrelationContext>>> =
-        RefCell::new(rustc_hash::FxHashMap::default());
+    static CACHE: RefCell<HashTable<(Box<str>, Arc<CorrelationContext>)>> =
+        const { RefCell::new(HashTable::new()) };
     static BUFFER: Cell<String> = const { Cell::new(String::new()) };
+}
+
+/// A hash of a context's text from its length and eight words spread over it: contexts differ
+/// in a few values each, and hashing every byte of a long text would cost more than the lookup
+/// it serves. Equal hashes are told apart by comparing the texts.
+fn sampled_hash(text: &str) -> u64 {
+    let bytes = text.as_bytes();
+    let mut h = rustc_hash::FxHasher::default();
+    h.write_usize(bytes.len());
+    if bytes.len() >= 8 {
+        let last = bytes.len() - 8;
+        for k in 0..8 {
+            let at = last * k / 7;
+            let word: [u8; 8] = bytes[at..at + 8].try_into().expect("eight bytes");
+            h.write_u64(u64::from_le_bytes(word));
+        }
+    } else {
+        h.write(bytes);
+    }
+    h.finish()
 }
 
 /// The context read from `raw_object` (the text of an object), validated once per thread and
@@ -39,18 +61,25 @@ pub(crate) fn shared_context(raw_object: &str, lenient: bool) -> Checked<Arc<Cor
         return Ok(hit);
     }
     let ctx = Arc::new(fields::context(raw_object, lenient)?);
-    CACHE.with(|c| {
-        let mut cache = c.borrow_mut();
+    CACHE.with_borrow_mut(|cache| {
         if cache.len() >= CAPACITY {
             cache.clear();
         }
-        cache.insert(raw_object.into(), Arc::clone(&ctx));
+        let entry = (Box::from(raw_object), Arc::clone(&ctx));
+        cache.insert_unique(sampled_hash(raw_object), entry, |(text, _)| {
+            sampled_hash(text)
+        });
     });
     Ok(ctx)
 }
 
-fn known(raw_object: &str) -> Option<Arc<CorrelationContext>> {
-    CACHE.with(|c| c.borrow().get(raw_object).cloned())
+/// The context validated on this thread from exactly the text `raw_object`, if any.
+pub(crate) fn known(raw_object: &str) -> Option<Arc<CorrelationContext>> {
+    CACHE.with_borrow(|cache| {
+        cache
+            .find(sampled_hash(raw_object), |(text, _)| **text == *raw_object)
+            .map(|(_, ctx)| Arc::clone(ctx))
+    })
 }
 
 static CONTEXT_MEMBER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\"context\":"));

@@ -33,6 +33,8 @@ macro_rules! keys {
 
             const NAMES: &'static [&'static str] = &[$($name,)*];
 
+            const QUOTED: &'static [&'static str] = &[$(concat!("\"", $name, "\""),)*];
+
             /// The key with this name: one hash-table probe and one comparison.
             pub(crate) fn parse(name: &str) -> Option<Key> {
                 let slot = KEY_TABLE[key_hash(name.as_bytes())?];
@@ -45,6 +47,11 @@ macro_rules! keys {
             /// The wire name.
             pub(crate) fn name(self) -> &'static str {
                 match self { $(Key::$variant => $name,)* }
+            }
+
+            /// The wire name in quotes, as a key is written.
+            pub(crate) fn quoted(self) -> &'static [u8] {
+                Key::QUOTED[self as usize].as_bytes()
             }
         }
     };
@@ -144,7 +151,8 @@ pub(crate) struct ObjectWire<'a, const N: usize> {
 }
 
 impl<'a, const N: usize> ObjectWire<'a, N> {
-    fn new(text: &'a str) -> Self {
+    /// An object with no keys yet, read from `text` (at most [`MAX_LINE_BYTES`] long).
+    pub(crate) fn new(text: &'a str) -> Self {
         const { assert!(N <= 64, "slots fit a u64 mask") };
         Self {
             text,
@@ -152,6 +160,32 @@ impl<'a, const N: usize> ObjectWire<'a, N> {
             positions: [0; N],
             present: 0,
             first_unknown: None,
+        }
+    }
+    /// Notes the key `name` at `position` (1-based, in order of appearance), filling `slot`
+    /// (`None`: a key no slot knows) with the value at `offset..offset + len` of the text. The
+    /// last value of a key wins; its first position stays, as in a Python `dict`.
+    pub(crate) fn note(
+        &mut self,
+        position: u16,
+        name: Cow<'a, str>,
+        slot: Option<usize>,
+        offset: u32,
+        len: u32,
+    ) {
+        match slot {
+            Some(i) => {
+                self.spans[i] = (offset, len);
+                if self.positions[i] == 0 {
+                    self.positions[i] = position;
+                    self.present |= 1 << i;
+                }
+            }
+            None => {
+                if self.first_unknown.is_none() {
+                    self.first_unknown = Some((position, name));
+                }
+            }
         }
     }
     /// The raw JSON text of slot `i`, when the key is present (`"null"` for an explicit null).
@@ -293,23 +327,11 @@ impl<'de, S: SlotNames, const N: usize> Visitor<'de> for InPlace<'_, 'de, S, N> 
         while let Some(KeyName(name)) = map.next_key::<KeyName<'de>>()? {
             position = position.saturating_add(1);
             let value = map.next_value::<&'de RawValue>()?.get();
-            match S::slot(&name) {
-                Some(i) => {
-                    // The value is a slice of `wire.text`, shorter than 4 GiB (checked by the
-                    // caller), so both fit in u32.
-                    let offset = (value.as_ptr() as usize - base) as u32;
-                    wire.spans[i] = (offset, value.len() as u32);
-                    if wire.positions[i] == 0 {
-                        wire.positions[i] = position;
-                        wire.present |= 1 << i;
-                    }
-                }
-                None => {
-                    if wire.first_unknown.is_none() {
-                        wire.first_unknown = Some((position, name));
-                    }
-                }
-            }
+            // The value is a slice of `wire.text`, shorter than 4 GiB (checked by the caller),
+            // so both fit in u32.
+            let offset = (value.as_ptr() as usize - base) as u32;
+            let slot = S::slot(&name);
+            wire.note(position, name, slot, offset, value.len() as u32);
         }
         Ok(())
     }

@@ -13,6 +13,7 @@
 use std::hash::{Hash, Hasher};
 
 use hashbrown::HashTable;
+use hashbrown::hash_table::{Entry, VacantEntry};
 use rustc_hash::FxHasher;
 
 use super::table::{fold, spread};
@@ -116,69 +117,118 @@ impl Identities {
         self.index.len()
     }
 
-    /// A side record's view.
-    pub fn side(&self, index: u32) -> IdentityView<'_> {
-        let s = &self.side[index as usize];
-        IdentityView {
-            session_id: &s.session_id,
-            producer_id: &s.producer_id,
-            event_id: &s.event_id,
-            fingerprint: s.fingerprint,
-        }
+    /// Reads the index where the identity hashing to `hash` would be (a hint for a lookup that
+    /// follows soon; it changes nothing).
+    pub fn touch(&self, hash: u64) {
+        std::hint::black_box(self.index.find(spread(fold(hash)), |_| false));
     }
 
-    /// The location of the identity `(session_id, producer_id, event_id)` hashing to `hash`;
-    /// `view` resolves a candidate location so it can be compared.
-    pub fn find<'a>(
-        &'a self,
+    /// Looks up the identity `(session_id, producer_id, event_id)` hashing to `hash`, in one
+    /// probe of the index: its event's fingerprint when known, else the place to record it. `entity` shows the identity of a kept table entry.
+    pub fn lookup<'a, 't>(
+        &'a mut self,
         hash: u64,
         session_id: &str,
         producer_id: &str,
         event_id: &str,
-        view: impl Fn(Location) -> IdentityView<'a>,
-    ) -> Option<Location> {
+        entity: impl Fn(TableKind, u32) -> IdentityView<'t>,
+    ) -> Lookup<'a> {
         let folded = fold(hash);
-        self.index
-            .find(spread(folded), |&(h, code)| {
+        let side = &self.side;
+        let view = |location| match location {
+            Location::Entity(kind, position) => entity(kind, position),
+            Location::Side(index) => side_view(&side[index as usize]),
+        };
+        let mut known = None;
+        let entry = self.index.entry(
+            spread(folded),
+            |&(h, code)| {
                 if h != folded {
                     return false;
                 }
                 let seen = view(Location::decode(code));
-                seen.event_id == event_id
+                let same = seen.event_id == event_id
                     && seen.producer_id == producer_id
-                    && seen.session_id == session_id
-            })
-            .map(|&(_, code)| Location::decode(code))
-    }
-
-    /// Records a new identity.
-    pub fn insert(&mut self, hash: u64, location: Location) {
-        let folded = fold(hash);
-        self.index
-            .insert_unique(spread(folded), (folded, location.encode()), |&(h, _)| {
-                spread(h)
-            });
-    }
-
-    /// Stores a side record, returning its location (`None` past [`MAX_SIDE`]).
-    pub fn add_side(&mut self, side: SideIdentity) -> Option<Location> {
-        let index = u32::try_from(self.side.len())
-            .ok()
-            .filter(|&i| i <= MAX_SIDE)?;
-        self.side.push(side);
-        Some(Location::Side(index))
-    }
-
-    /// Points the identity hashing to `hash` that is at `from` to `to` instead.
-    pub fn relocate(&mut self, hash: u64, from: Location, to: Location) {
-        let folded = fold(hash);
-        let code = from.encode();
-        if let Some(slot) = self
-            .index
-            .find_mut(spread(folded), |&(h, c)| h == folded && c == code)
-        {
-            slot.1 = to.encode();
+                    && seen.session_id == session_id;
+                if same {
+                    known = Some(seen.fingerprint);
+                }
+                same
+            },
+            |&(h, _)| spread(h),
+        );
+        match entry {
+            Entry::Occupied(_) => Lookup::Known(known.expect("the matching slot was seen")),
+            Entry::Vacant(slot) => Lookup::New(NewIdentity {
+                slot,
+                side: &mut self.side,
+                folded,
+            }),
         }
+    }
+}
+
+fn side_view(s: &SideIdentity) -> IdentityView<'_> {
+    IdentityView {
+        session_id: &s.session_id,
+        producer_id: &s.producer_id,
+        event_id: &s.event_id,
+        fingerprint: s.fingerprint,
+    }
+}
+
+/// What [`Identities::lookup`] found.
+pub(super) enum Lookup<'a> {
+    /// A known identity: its event's fingerprint.
+    Known(Fingerprint),
+    /// A new identity, to be recorded.
+    New(NewIdentity<'a>),
+}
+
+/// The place of a new identity in the index, to be recorded with where its event went.
+pub(super) struct NewIdentity<'a> {
+    slot: VacantEntry<'a, (u32, u32)>,
+    side: &'a mut Vec<SideIdentity>,
+    folded: u32,
+}
+
+/// Stores a side record, returning its location (`None` past [`MAX_SIDE`]).
+fn add_side(sides: &mut Vec<SideIdentity>, side: SideIdentity) -> Option<Location> {
+    let index = u32::try_from(sides.len()).ok().filter(|&i| i <= MAX_SIDE)?;
+    sides.push(side);
+    Some(Location::Side(index))
+}
+
+impl NewIdentity<'_> {
+    /// The identity's event is the kept entry at `location`.
+    pub fn at(self, location: Location) {
+        self.slot.insert((self.folded, location.encode()));
+    }
+
+    /// The identity's event is kept in no table: `side` holds it. `None` past [`MAX_SIDE`]
+    /// side records (nothing is recorded).
+    pub fn aside(self, side: SideIdentity) -> Option<()> {
+        let location = add_side(self.side, side)?;
+        self.slot.insert((self.folded, location.encode()));
+        Some(())
+    }
+
+    /// The identity's event replaced the kept entry at `here`, whose own identity (hashing to
+    /// `old_hash`) becomes the side record `old`. `None` past [`MAX_SIDE`] side records
+    /// (nothing is recorded).
+    pub fn replacing(self, here: Location, old_hash: u64, old: SideIdentity) -> Option<()> {
+        let moved = add_side(self.side, old)?;
+        let index = self.slot.into_table();
+        let (old_folded, code) = (fold(old_hash), here.encode());
+        if let Some(slot) =
+            index.find_mut(spread(old_folded), |&(h, c)| h == old_folded && c == code)
+        {
+            slot.1 = moved.encode();
+        }
+        index.insert_unique(spread(self.folded), (self.folded, code), |&(h, _)| {
+            spread(h)
+        });
+        Some(())
     }
 }
 

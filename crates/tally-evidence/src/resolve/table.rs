@@ -15,7 +15,7 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use hashbrown::HashTable;
+use hashbrown::{HashTable, hash_table};
 use rustc_hash::FxHasher;
 
 use crate::fingerprint::Fingerprint;
@@ -38,6 +38,7 @@ pub struct ResolvedEvent<B> {
 }
 
 impl<B> ResolvedEvent<B> {
+    #[inline(always)]
     pub(crate) fn new(
         context: Arc<CorrelationContext>,
         event_id: Text,
@@ -90,8 +91,9 @@ impl<B> ResolvedEvent<B> {
 
 /// How a body type names its entity (`evidence.md` §4.2). Crate-internal.
 pub(crate) trait Keyed: Sized {
-    /// Hash of the entity key (the fields that [`Keyed::same_key`] compares).
-    fn key_hash(entry: &ResolvedEvent<Self>) -> u64;
+    /// Hash of the entity key (the fields that [`Keyed::same_key`] compares) of `body`, observed
+    /// in `context`.
+    fn key_hash(context: &CorrelationContext, body: &Self) -> u64;
     /// Whether two entries have the same entity key.
     fn same_key(a: &ResolvedEvent<Self>, b: &ResolvedEvent<Self>) -> bool;
 }
@@ -127,8 +129,8 @@ pub(crate) fn request_key_hash(request: &EntityRef, attempt: Option<&EntityRef>)
 }
 
 impl Keyed for RequestEvent {
-    fn key_hash(e: &ResolvedEvent<Self>) -> u64 {
-        request_key_hash(&e.body.request_ref, e.body.attempt_ref.as_ref())
+    fn key_hash(_: &CorrelationContext, b: &Self) -> u64 {
+        request_key_hash(&b.request_ref, b.attempt_ref.as_ref())
     }
     fn same_key(a: &ResolvedEvent<Self>, b: &ResolvedEvent<Self>) -> bool {
         a.body.request_ref == b.body.request_ref && a.body.attempt_ref == b.body.attempt_ref
@@ -136,8 +138,8 @@ impl Keyed for RequestEvent {
 }
 
 impl Keyed for IterationEvent {
-    fn key_hash(e: &ResolvedEvent<Self>) -> u64 {
-        ref_key_hash(&e.body.iteration_ref)
+    fn key_hash(_: &CorrelationContext, b: &Self) -> u64 {
+        ref_key_hash(&b.iteration_ref)
     }
     fn same_key(a: &ResolvedEvent<Self>, b: &ResolvedEvent<Self>) -> bool {
         a.body.iteration_ref == b.body.iteration_ref
@@ -145,8 +147,8 @@ impl Keyed for IterationEvent {
 }
 
 impl Keyed for StageEvent {
-    fn key_hash(e: &ResolvedEvent<Self>) -> u64 {
-        ref_key_hash(&e.body.stage_ref)
+    fn key_hash(_: &CorrelationContext, b: &Self) -> u64 {
+        ref_key_hash(&b.stage_ref)
     }
     fn same_key(a: &ResolvedEvent<Self>, b: &ResolvedEvent<Self>) -> bool {
         a.body.stage_ref == b.body.stage_ref
@@ -154,8 +156,8 @@ impl Keyed for StageEvent {
 }
 
 impl Keyed for ActivityReferenceEvent {
-    fn key_hash(e: &ResolvedEvent<Self>) -> u64 {
-        ref_key_hash(&e.body.activity_ref)
+    fn key_hash(_: &CorrelationContext, b: &Self) -> u64 {
+        ref_key_hash(&b.activity_ref)
     }
     fn same_key(a: &ResolvedEvent<Self>, b: &ResolvedEvent<Self>) -> bool {
         a.body.activity_ref == b.body.activity_ref
@@ -163,12 +165,12 @@ impl Keyed for ActivityReferenceEvent {
 }
 
 impl Keyed for MembershipEvent {
-    fn key_hash(e: &ResolvedEvent<Self>) -> u64 {
+    fn key_hash(_: &CorrelationContext, b: &Self) -> u64 {
         let mut h = FxHasher::default();
-        hash_ref(&mut h, &e.body.request_ref);
-        hash_opt_ref(&mut h, e.body.attempt_ref.as_ref());
-        hash_ref(&mut h, &e.body.iteration_ref);
-        e.body.role.hash(&mut h);
+        hash_ref(&mut h, &b.request_ref);
+        hash_opt_ref(&mut h, b.attempt_ref.as_ref());
+        hash_ref(&mut h, &b.iteration_ref);
+        b.role.hash(&mut h);
         h.finish()
     }
     fn same_key(a: &ResolvedEvent<Self>, b: &ResolvedEvent<Self>) -> bool {
@@ -181,11 +183,10 @@ impl Keyed for MembershipEvent {
 }
 
 impl Keyed for ClockAlignmentEvent {
-    fn key_hash(e: &ResolvedEvent<Self>) -> u64 {
+    fn key_hash(context: &CorrelationContext, b: &Self) -> u64 {
         let mut h = FxHasher::default();
-        e.context.session_id.hash(&mut h);
-        e.context.producer_id.hash(&mut h);
-        let b = &e.body;
+        context.session_id.hash(&mut h);
+        context.producer_id.hash(&mut h);
         b.from_clock_domain.hash(&mut h);
         b.to_clock_domain.hash(&mut h);
         (
@@ -279,6 +280,11 @@ impl<B> EntityTable<B> {
             .get(position >> CHUNK_SHIFT)
             .and_then(|c| c.get(position & (CHUNK - 1)))
     }
+    /// Reads the index where a key hashing to `hash` would be, so that a lookup that follows
+    /// soon finds it in the cache (a hint: it changes nothing).
+    pub(crate) fn touch(&self, hash: u64) {
+        std::hint::black_box(self.index.find(spread(fold(hash)), |_| false));
+    }
     /// The position of the entity whose key hashes to `hash` and satisfies `eq`.
     fn position(&self, hash: u64, mut eq: impl FnMut(&ResolvedEvent<B>) -> bool) -> Option<u32> {
         let folded = fold(hash);
@@ -292,6 +298,7 @@ impl<B> EntityTable<B> {
         let p = position as usize;
         &mut self.chunks[p >> CHUNK_SHIFT][p & (CHUNK - 1)]
     }
+    #[inline(always)]
     fn push(&mut self, entry: ResolvedEvent<B>) {
         if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
             // The first chunk grows like a `Vec` (small tables stay small); later ones are
@@ -337,26 +344,39 @@ impl<'a, B> IntoIterator for &'a EntityTable<B> {
 /// 29-bit field; see [`super::identity`]).
 pub(crate) const MAX_ENTITIES: u32 = (1 << 29) - 1;
 
-/// Appends `entry` to `table` when its key is new; otherwise hands it back with the kept entry's
-/// position. `None` when the table is full ([`MAX_ENTITIES`]).
+/// Appends `entry`, whose key hashes to `key_hash`, to `table` when its key is new; otherwise
+/// hands it back with the kept entry's position. `None` when the table is full
+/// ([`MAX_ENTITIES`]).
+#[inline(always)]
 pub(crate) fn file<B: Keyed>(
     table: &mut EntityTable<B>,
+    key_hash: u64,
     entry: ResolvedEvent<B>,
 ) -> Option<Filed<B>> {
-    let hash = B::key_hash(&entry);
-    if let Some(position) = table.position(hash, |kept| B::same_key(kept, &entry)) {
-        return Some(Filed::Existing(position, entry));
+    let folded = fold(key_hash);
+    let chunks = &table.chunks;
+    let slot = table.index.entry(
+        spread(folded),
+        |&(i, h)| h == folded && B::same_key(chunk_entry(chunks, i), &entry),
+        |&(_, h)| spread(h),
+    );
+    match slot {
+        hash_table::Entry::Occupied(kept) => Some(Filed::Existing(kept.get().0, entry)),
+        hash_table::Entry::Vacant(slot) => {
+            if table.len >= MAX_ENTITIES {
+                return None;
+            }
+            let position = table.len;
+            slot.insert((position, folded));
+            table.push(entry);
+            Some(Filed::Inserted(position))
+        }
     }
-    if table.len >= MAX_ENTITIES {
-        return None;
-    }
-    let position = table.len;
-    table.push(entry);
-    let folded = fold(hash);
-    table
-        .index
-        .insert_unique(spread(folded), (position, folded), |&(_, h)| spread(h));
-    Some(Filed::Inserted(position))
+}
+
+fn chunk_entry<B>(chunks: &[Vec<ResolvedEvent<B>>], position: u32) -> &ResolvedEvent<B> {
+    let p = position as usize;
+    &chunks[p >> CHUNK_SHIFT][p & (CHUNK - 1)]
 }
 
 impl<B> std::ops::Index<usize> for EntityTable<B> {

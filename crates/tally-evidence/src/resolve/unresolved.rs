@@ -11,7 +11,7 @@ use std::fmt;
 
 use rustc_hash::FxHashSet;
 
-use super::table::{EntityTable, ResolvedEvent};
+use super::table::EntityTable;
 use crate::model::{
     ActivityReferenceEvent, EntityRef, IterationEvent, MembershipEvent, RequestEvent, StageEvent,
     Text,
@@ -56,56 +56,134 @@ pub struct UnresolvedReference {
     pub reference: EntityRef,
 }
 
-/// Builds the unresolved list of §4.3 from the resolved tables (`memberships` already sorted).
-pub(super) fn unresolved_references<'a>(
+/// A yes/no question about references, with the last answer kept.
+struct Memo<'a, F> {
+    last: Option<(&'a EntityRef, bool)>,
+    ask: F,
+}
+
+impl<'a, F: Fn(&EntityRef) -> bool> Memo<'a, F> {
+    fn new(ask: F) -> Self {
+        Self { last: None, ask }
+    }
+
+    fn check(&mut self, reference: &'a EntityRef) -> bool {
+        match self.last {
+            Some((last, answer)) if last == reference => answer,
+            _ => {
+                let answer = (self.ask)(reference);
+                self.last = Some((reference, answer));
+                answer
+            }
+        }
+    }
+}
+
+/// The references of one kept event that name no entity, as `(kind, reference)`.
+type Notes<'a> = Vec<(ReferenceKind, &'a EntityRef)>;
+
+/// The unresolved references of every membership (by table position), stage and activity,
+/// each list in table order. Independent of the membership sort, so it runs beside it.
+pub(super) struct Checked<'a> {
+    memberships: Vec<(u32, Notes<'a>)>,
+    stages: Vec<(&'a Text, Notes<'a>)>,
+    activities: Vec<(&'a Text, Notes<'a>)>,
+}
+
+/// Checks every reference of §4.3 against the tables.
+pub(super) fn check<'a>(
     requests: &'a EntityTable<RequestEvent>,
     iterations: &'a EntityTable<IterationEvent>,
     stages: &'a EntityTable<StageEvent>,
-    memberships: impl Iterator<Item = &'a ResolvedEvent<MembershipEvent>>,
+    memberships: &'a EntityTable<MembershipEvent>,
     activities: &'a EntityTable<ActivityReferenceEvent>,
-) -> Vec<UnresolvedReference> {
+) -> Checked<'a> {
     let requested: FxHashSet<&EntityRef> = requests.iter().map(|e| &e.body().request_ref).collect();
-    let mut out = Vec::new();
-    let mut note = |event_id: &Text, kind, reference: &EntityRef| {
-        out.push(UnresolvedReference {
-            event_id: event_id.clone(),
-            kind,
-            reference: reference.clone(),
-        });
+    // References come in runs (the members of one iteration, its kernels): remember the last
+    // answer.
+    let mut is_requested = Memo::new(|r| requested.contains(r));
+    let mut is_iteration = Memo::new(|r| iterations.contains(r));
+    let mut checked = Checked {
+        memberships: Vec::new(),
+        stages: Vec::new(),
+        activities: Vec::new(),
     };
-    for m in memberships {
+    for (position, m) in memberships.iter().enumerate() {
         let b = m.body();
-        if !requested.contains(&b.request_ref) {
-            note(m.event_id(), ReferenceKind::Request, &b.request_ref);
+        let mut notes = Notes::new();
+        if !is_requested.check(&b.request_ref) {
+            notes.push((ReferenceKind::Request, &b.request_ref));
         } else if let Some(attempt) = &b.attempt_ref
             && !requests.contains(&b.request_ref, Some(attempt))
         {
-            note(m.event_id(), ReferenceKind::Attempt, attempt);
+            notes.push((ReferenceKind::Attempt, attempt));
         }
-        if !iterations.contains(&b.iteration_ref) {
-            note(m.event_id(), ReferenceKind::Iteration, &b.iteration_ref);
+        if !is_iteration.check(&b.iteration_ref) {
+            notes.push((ReferenceKind::Iteration, &b.iteration_ref));
+        }
+        if !notes.is_empty() {
+            checked.memberships.push((position as u32, notes));
         }
     }
     for s in stages {
         let b = s.body();
+        let mut notes = Notes::new();
         if let Some(request) = &b.request_ref
-            && !requested.contains(request)
+            && !is_requested.check(request)
         {
-            note(s.event_id(), ReferenceKind::Request, request);
+            notes.push((ReferenceKind::Request, request));
         }
         if let Some(iteration) = &b.iteration_ref
-            && !iterations.contains(iteration)
+            && !is_iteration.check(iteration)
         {
-            note(s.event_id(), ReferenceKind::Iteration, iteration);
+            notes.push((ReferenceKind::Iteration, iteration));
+        }
+        if !notes.is_empty() {
+            checked.stages.push((s.event_id(), notes));
         }
     }
     for a in activities {
         if let Some(iteration) = &a.body().iteration_ref
-            && !iterations.contains(iteration)
+            && !is_iteration.check(iteration)
         {
-            note(a.event_id(), ReferenceKind::Iteration, iteration);
+            let notes = vec![(ReferenceKind::Iteration, iteration)];
+            checked.activities.push((a.event_id(), notes));
         }
     }
+    checked
+}
+
+/// The unresolved list of §4.3 from the checks, memberships in `membership_order` (table
+/// positions in the reference's order).
+pub(super) fn unresolved_references(
+    checked: Checked<'_>,
+    memberships: &EntityTable<MembershipEvent>,
+    membership_order: &[u32],
+) -> Vec<UnresolvedReference> {
+    let mut by_position: Vec<Option<Notes<'_>>> = Vec::new();
+    if !checked.memberships.is_empty() {
+        by_position.resize_with(memberships.len(), || None);
+        for (position, notes) in checked.memberships {
+            by_position[position as usize] = Some(notes);
+        }
+    }
+    let sorted_memberships = membership_order.iter().filter_map(|&p| {
+        let notes = by_position.get_mut(p as usize)?.take()?;
+        Some((memberships[p as usize].event_id(), notes))
+    });
+    let mut out: Vec<UnresolvedReference> = sorted_memberships
+        .chain(checked.stages)
+        .chain(checked.activities)
+        .flat_map(|(event_id, notes)| {
+            notes
+                .into_iter()
+                .map(move |(kind, reference)| UnresolvedReference {
+                    event_id: event_id.clone(),
+                    kind,
+                    reference: reference.clone(),
+                })
+        })
+        .collect();
     // Stable: ties on (event_id, kind, ref.id) keep the build order above.
     out.sort_by(|x, y| {
         (&*x.event_id, x.kind, &*x.reference.id).cmp(&(&*y.event_id, y.kind, &*y.reference.id))

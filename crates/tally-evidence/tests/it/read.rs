@@ -7,6 +7,7 @@ mod check_order;
 mod conformance;
 mod field_messages;
 mod physical;
+mod resolving;
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;

@@ -15,5 +15,8 @@ pub fn run(args: &AccountArgs) -> anyhow::Result<Status> {
     } else {
         printer::out(&report::account_text::render(&graph, &accounting, args.top))?;
     }
+    // The process ends here: freeing a graph of a million records one allocation at a time
+    // costs a quarter of a second and returns nothing the exit would not.
+    std::mem::forget(graph);
     Ok(Status::Success)
 }

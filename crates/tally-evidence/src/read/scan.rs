@@ -1,0 +1,513 @@
+//! The direct scan of a record line: the same [`RecordWire`] that `wire::parse_line` builds with
+//! `serde_json`, found in one pass over the bytes, for lines of the usual shape. A top-level
+//! `context` object whose text this thread has already validated is recognised by comparing
+//! bytes and skipped whole (see `known`).
+//!
+//! The scan checks the JSON grammar exactly as `serde_json` does for what it accepts (it never
+//! accepts a line `serde_json` refuses), and gives up — returning `None`, so that the caller
+//! parses the line with `serde_json` — on anything else: a key with an escape, nesting deeper
+//! than [`MAX_DEPTH`], a value that is not JSON (the `NaN` literals included), any syntax error.
+//! Errors are therefore always reported by the `serde_json` path, word for word as before. It
+//! never judges values (numbers of any size are only checked for their grammar), which is
+//! `value`'s business.
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::sync::Arc;
+
+use crate::model::CorrelationContext;
+
+use super::known;
+use super::wire::{KEY_COUNT, Key, RecordWire};
+
+/// Nesting the scan handles (the record itself is level 1); `serde_json` allows 128.
+const MAX_DEPTH: u32 = 100;
+
+/// The keys of the record on `line` and its known context, if the top-level `context` (its last
+/// occurrence) is a text this thread has validated. `None`: not a line of the usual shape (the
+/// caller parses it with `serde_json`, which decides what it is). `line` is at most
+/// [`super::wire::MAX_LINE_BYTES`] long.
+pub(crate) fn record(line: &str) -> Option<(RecordWire<'_>, Option<Arc<CorrelationContext>>)> {
+    let mut scan = Scan {
+        bytes: line.as_bytes(),
+        at: 0,
+    };
+    let mut wire = RecordWire::new(line);
+    let mut known_context = None;
+    scan.space();
+    scan.eat(b'{')?;
+    scan.space();
+    let mut next_key = NEXT_KEY.get();
+    let learned = next_key;
+    if scan.peek()? == b'}' {
+        scan.at += 1;
+    } else {
+        let mut position: u16 = 0;
+        let mut previous = START;
+        loop {
+            let (start, end, key) = match Key::ALL
+                .get(usize::from(next_key[previous]))
+                .filter(|k| scan.is_next(k.quoted()))
+            {
+                Some(&key) => {
+                    let start = scan.at + 1;
+                    scan.at += key.quoted().len();
+                    (start, scan.at - 1, Some(key))
+                }
+                None => {
+                    let (start, end) = scan.key()?;
+                    let key = Key::parse(&line[start..end]);
+                    next_key[previous] = key.map_or(NO_KEY, |k| k as u8);
+                    (start, end, key)
+                }
+            };
+            previous = key.map_or(START, |k| k as usize);
+            let name = &line[start..end];
+            scan.space();
+            scan.eat(b':')?;
+            scan.space();
+            let value_start = scan.at;
+            if key == Some(Key::Context) {
+                known_context = scan.known_context(line);
+            }
+            if key != Some(Key::Context) || known_context.is_none() {
+                scan.value(1)?;
+            }
+            position = position.saturating_add(1);
+            let len = (scan.at - value_start) as u32;
+            wire.note(
+                position,
+                Cow::Borrowed(name),
+                key.map(|k| k as usize),
+                value_start as u32,
+                len,
+            );
+            scan.space();
+            match scan.next()? {
+                b',' => scan.space(),
+                b'}' => break,
+                _ => return None,
+            }
+        }
+    }
+    scan.space();
+    if next_key != learned {
+        NEXT_KEY.set(next_key);
+    }
+    (scan.at == scan.bytes.len()).then_some((wire, known_context))
+}
+
+/// Index of [`NEXT_KEY`] for the first key of a record.
+const START: usize = KEY_COUNT;
+
+/// No known key follows.
+const NO_KEY: u8 = u8::MAX;
+
+thread_local! {
+    /// For each key (and [`START`]), the key that followed it the last time on this thread:
+    /// writers put keys in a fixed order per event type, so the next key is usually known, and
+    /// checking that it is there costs less than reading and looking up its name.
+    static NEXT_KEY: Cell<[u8; KEY_COUNT + 1]> = const { Cell::new([NO_KEY; KEY_COUNT + 1]) };
+}
+
+/// A position in a line's bytes.
+struct Scan<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Scan<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let b = self.peek()?;
+        self.at += 1;
+        Some(b)
+    }
+
+    /// Moves past `b`, which must be next (on `None` the position does not matter: the scan
+    /// is abandoned).
+    fn eat(&mut self, b: u8) -> Option<()> {
+        (self.next()? == b).then_some(())
+    }
+
+    /// Whether `expected` (a quoted key name, at most 32 bytes) comes next.
+    fn is_next(&self, expected: &[u8]) -> bool {
+        let Some(here) = self.bytes.get(self.at..self.at + expected.len()) else {
+            return false;
+        };
+        let n = expected.len();
+        if n < 8 {
+            return here.iter().zip(expected).all(|(a, b)| a == b);
+        }
+        // Eight-byte words from the start, and one ending at the end (overlapping the one
+        // before it): every byte is compared, in at most five word comparisons.
+        let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8"));
+        (0..n - 8)
+            .step_by(8)
+            .all(|at| word(here, at) == word(expected, at))
+            && word(here, n - 8) == word(expected, n - 8)
+    }
+
+    /// JSON whitespace (what `serde_json` and Python's `json` skip).
+    fn space(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.at += 1;
+        }
+    }
+
+    /// A key without escapes: the byte range of its text.
+    fn key(&mut self) -> Option<(usize, usize)> {
+        self.eat(b'"')?;
+        let start = self.at;
+        loop {
+            match self.next()? {
+                b'"' => return Some((start, self.at - 1)),
+                b'\\' | 0..0x20 => return None,
+                _ => {}
+            }
+        }
+    }
+
+    /// At a `context` value: when the object text up to its first `}` is a context this thread
+    /// has validated, that text is the whole value (a valid JSON object ends where it ends), and
+    /// the scan moves past it.
+    fn known_context(&mut self, line: &str) -> Option<Arc<CorrelationContext>> {
+        if self.peek()? != b'{' {
+            return None;
+        }
+        let end = self.at + memchr::memchr(b'}', &self.bytes[self.at..])? + 1;
+        let context = known::known(&line[self.at..end])?;
+        self.at = end;
+        Some(context)
+    }
+
+    /// Any JSON value, checked as `serde_json` checks a value it ignores.
+    fn value(&mut self, depth: u32) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string(),
+            b'{' => self.object(depth + 1),
+            b'[' => self.array(depth + 1),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.at + word.len();
+        (self.bytes.get(self.at..end)? == word).then(|| self.at = end)
+    }
+
+    /// A string: no control characters; escapes are `\` and one of `"\/bfnrt`, or `\u` and four
+    /// hex digits (whatever code unit they name, as `serde_json` ignores it).
+    fn string(&mut self) -> Option<()> {
+        self.at += 1;
+        loop {
+            self.skip_plain();
+            match self.next()? {
+                b'"' => return Some(()),
+                b'\\' => match self.next()? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                    b'u' => {
+                        let hex = self.bytes.get(self.at..self.at + 4)?;
+                        if !hex.iter().all(u8::is_ascii_hexdigit) {
+                            return None;
+                        }
+                        self.at += 4;
+                    }
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+    }
+
+    /// Moves past string bytes that need no attention: anything but `"`, `\` and control
+    /// characters, eight bytes at a time where it can.
+    fn skip_plain(&mut self) {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGHS: u64 = 0x8080_8080_8080_8080;
+        // A byte of `x` is zero exactly when the matching bit of this is set (exact for the
+        // lowest zero byte, and any set bit means some byte is zero).
+        let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+        while let Some(chunk) = self.bytes.get(self.at..self.at + 8) {
+            let x = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+            let quote = zero(x ^ (ONES * u64::from(b'"')));
+            let backslash = zero(x ^ (ONES * u64::from(b'\\')));
+            // Bytes below 0x20 (ASCII only: bytes of 0x80 and above are masked out).
+            let control = x.wrapping_sub(ONES * 0x20) & !x & HIGHS;
+            if quote | backslash | control != 0 {
+                break;
+            }
+            self.at += 8;
+        }
+        while let Some(b) = self.peek() {
+            if b == b'"' || b == b'\\' || b < 0x20 {
+                return;
+            }
+            self.at += 1;
+        }
+    }
+
+    /// A number, by the grammar only: `-`? (`0` | `[1-9][0-9]*`) (`.` digits)? (`[eE][+-]?`
+    /// digits)?
+    fn number(&mut self) -> Option<()> {
+        if self.peek() == Some(b'-') {
+            self.at += 1;
+        }
+        match self.next()? {
+            b'0' => {}
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            self.some_digits()?;
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.at += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.at += 1;
+            }
+            self.some_digits()?;
+        }
+        // `serde_json` refuses a digit right after a leading zero; so does the caller, which
+        // then expects `,`, `}` or `]`.
+        Some(())
+    }
+
+    fn digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.at += 1;
+        }
+    }
+
+    fn some_digits(&mut self) -> Option<()> {
+        let start = self.at;
+        self.digits();
+        (self.at > start).then_some(())
+    }
+
+    fn array(&mut self, depth: u32) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.at += 1;
+        self.space();
+        if self.peek()? == b']' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            self.value(depth)?;
+            self.space();
+            match self.next()? {
+                b',' => self.space(),
+                b']' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+
+    fn object(&mut self, depth: u32) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.at += 1;
+        self.space();
+        if self.peek()? == b'}' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            if self.peek()? != b'"' {
+                return None;
+            }
+            self.string()?;
+            self.space();
+            self.eat(b':')?;
+            self.space();
+            self.value(depth)?;
+            self.space();
+            match self.next()? {
+                b',' => self.space(),
+                b'}' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::read::wire::{self, Line};
+
+    /// What `serde_json` makes of a line, as comparable text (`None`: an error).
+    fn parsed(line: &str) -> Option<String> {
+        match wire::parse_line(line) {
+            Ok(Line::Object(w)) => Some(format!("{w:?}")),
+            Ok(Line::NotObject) => Some("not an object".into()),
+            Err(_) => None,
+        }
+    }
+
+    fn scanned(line: &str) -> Option<String> {
+        record(line).map(|(w, _)| format!("{w:?}"))
+    }
+
+    #[test]
+    fn the_scan_reads_what_serde_json_reads() {
+        for line in [
+            "{}",
+            " {\t} \r",
+            r#"{"event_id":"a","zz":1,"yy":2,"event_id":"b"}"#,
+            r#"{"metadata": {"a": [1, -2.5e-3, {"b": null}], "c": "x\"\u00e9\\"}, "x": true}"#,
+            r#"{"context":{"run_id":"r"},"context":{"k":[]},"start_ns":0,"end_ns":-0}"#,
+            r#"{"a":"é✓😀","b":1E+9,"c":1e9,"d":0.5,"e":[[],{}],"f":"","g":"\/\b\f\n\r\t"}"#,
+        ] {
+            assert_eq!(scanned(line), parsed(line), "{line}");
+            assert!(scanned(line).is_some(), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_scan_leaves_other_lines_to_serde_json() {
+        let deep = format!("{{\"a\":{}1{}}}", "[".repeat(120), "]".repeat(120));
+        for line in [
+            "[1]",
+            "1",
+            "",
+            "\u{feff}{}",
+            "{} x",
+            "{,}",
+            r#"{"a":1,}"#,
+            r#"{"a" 1}"#,
+            r#"{"\u0061":1}"#,
+            r#"{"a":NaN}"#,
+            r#"{"a":01}"#,
+            r#"{"a":1.}"#,
+            r#"{"a":1e}"#,
+            r#"{"a":-}"#,
+            r#"{"a":"\x"}"#,
+            r#"{"a":"\u12g4"}"#,
+            "{\"a\":\"\u{1}\"}",
+            r#"{"a":[1,]}"#,
+            r#"{"a":{"b":1,}}"#,
+            r#"{"a":{1:2}}"#,
+            r#"{"a":tru}"#,
+            r#"{"a":"unterminated}"#,
+            &deep,
+        ] {
+            assert_eq!(scanned(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_known_context_is_skipped_whole() {
+        const CTX: &str = r#"{"run_id":"r","session_id":"s","producer_id":"p","source":"x","clock_domain":"d","clock_kind":"wall","collection_mode":"active","provenance":"observed"}"#;
+        let ctx = known::shared_context(CTX, false).unwrap();
+        let line = format!(r#"{{"a":1, "context": {CTX} ,"b":2}}"#);
+        let (w, found) = record(&line).unwrap();
+        assert!(Arc::ptr_eq(&found.unwrap(), &ctx));
+        assert_eq!(w.get(Key::Context), Some(CTX));
+        assert_eq!(Some(format!("{w:?}")), parsed(&line));
+        // The last occurrence decides; an unknown or non-object one is scanned.
+        let line = format!(r#"{{"context":{CTX},"context":{{"run_id":"q"}}}}"#);
+        assert!(record(&line).unwrap().1.is_none());
+        let line = format!(r#"{{"context":{CTX},"context":5}}"#);
+        assert!(record(&line).unwrap().1.is_none());
+        let line = format!(r#"{{"context":{{"x":{CTX}}}}}"#);
+        assert!(record(&line).unwrap().1.is_none());
+        // A known text followed by more members of the same object is another object.
+        let longer = format!("{},\"x\":1}}", &CTX[..CTX.len() - 1]);
+        let line = format!(r#"{{"context":{longer}}}"#);
+        let (w, found) = record(&line).unwrap();
+        assert!(found.is_none());
+        assert_eq!(w.get(Key::Context), Some(longer.as_str()));
+    }
+
+    /// Lines built from record keys, unknown keys and values both valid and broken.
+    fn line() -> impl Strategy<Value = String> {
+        let key = prop_oneof![
+            prop::sample::select(vec![
+                "schema_version",
+                "event_type",
+                "context",
+                "event_id",
+                "metadata",
+                "start_ns",
+                "zz",
+                "",
+            ])
+            .prop_map(|k| format!("\"{k}\"")),
+            Just(r#""\u0065vent_id""#.to_string()),
+        ];
+        let value = prop::sample::select(vec![
+            "1",
+            "-0",
+            "0.5",
+            "1e5",
+            "-1E-2",
+            "01",
+            "1.",
+            "-",
+            "true",
+            "nul",
+            "null",
+            "\"s\"",
+            r#""a\"b""#,
+            r#""\u00e9""#,
+            r#""\q""#,
+            "\"é\"",
+            "[]",
+            "[1, [2]]",
+            "[1,]",
+            "{}",
+            r#"{"a": {"b": [null]}}"#,
+            r#"{"a" 1}"#,
+            "NaN",
+            "\"\t\"",
+            "",
+        ]);
+        let member = (key, " ?", value).prop_map(|(k, sp, v)| format!("{k}{sp}:{sp}{v}"));
+        (
+            prop::collection::vec(member, 0..6),
+            " ?",
+            prop::sample::select(vec!["", ",", " x"]),
+        )
+            .prop_map(|(members, sp, tail)| format!("{sp}{{{}}}{tail}", members.join(",")))
+    }
+
+    proptest! {
+        #[test]
+        fn the_scan_never_disagrees_with_serde_json(line in line()) {
+            if let Some(scanned) = scanned(&line) {
+                prop_assert_eq!(Some(scanned), parsed(&line), "{}", line);
+            }
+        }
+    }
+
+    #[test]
+    fn valid_generated_lines_are_scanned_unless_a_key_has_an_escape() {
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::TestRunner;
+        let mut runner = TestRunner::deterministic();
+        let mut valid = 0;
+        for _ in 0..2000 {
+            let line = line().new_tree(&mut runner).unwrap().current();
+            if parsed(&line).is_some() && !line.contains(r#""\u0065"#) {
+                valid += 1;
+                assert!(scanned(&line).is_some(), "{line}");
+            }
+        }
+        assert!(valid > 100, "{valid}");
+    }
+}

@@ -1,0 +1,106 @@
+//! `read::resolve_input` resolves exactly what pushing every record of `for_each_record` into a
+//! resolver does: the same graph and accounting, or the same first error, on the conformance
+//! files, generated traces (duplicates and shuffled delivery included) and broken variants.
+
+use std::path::Path;
+
+use tally_evidence::read::{Input, for_each_record, resolve_input};
+use tally_evidence::write::ArtifactForm;
+use tally_evidence::{CorrelationGraph, Resolver, account_gpu_time};
+use tally_synth::{Delivery, Scenario, write_artifact};
+
+use super::conformance_dir;
+
+/// What a resolution gives, as comparable text.
+fn outcome(result: tally_evidence::Result<CorrelationGraph>) -> String {
+    match result {
+        Err(e) => format!("error: {e}"),
+        Ok(graph) => {
+            let memberships: Vec<&str> = graph
+                .memberships()
+                .iter()
+                .map(|m| &**m.event_id())
+                .collect();
+            let kept: Vec<&str> = graph.requests().iter().map(|r| &**r.event_id()).collect();
+            format!(
+                "run {:?}\ncounts {:?}\nunresolved {:?}\nmemberships {memberships:?}\n\
+                 requests {kept:?}\naccounting {:?}",
+                graph.run_id(),
+                graph.counts(),
+                graph.unresolved(),
+                account_gpu_time(&graph),
+            )
+        }
+    }
+}
+
+fn pushed(path: &Path) -> String {
+    let mut resolver = Resolver::new();
+    let read = for_each_record(&Input::Path(path.to_path_buf()), |origin, record| {
+        resolver.push(record, origin)
+    });
+    outcome(read.map(|()| resolver.finish()))
+}
+
+fn resolved(path: &Path) -> String {
+    let mut resolver = Resolver::new();
+    let read = resolve_input(&Input::Path(path.to_path_buf()), &mut resolver);
+    outcome(read.map(|()| resolver.finish()))
+}
+
+#[test]
+fn conformance_files_resolve_as_when_pushed() {
+    let mut files: Vec<_> = std::fs::read_dir(conformance_dir())
+        .expect("the conformance folder")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 18, "{files:?}");
+    for file in files {
+        assert_eq!(resolved(&file), pushed(&file), "{}", file.display());
+    }
+}
+
+#[test]
+fn generated_traces_resolve_as_when_pushed() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let scenario = Scenario::new(3, 300);
+    let shuffled = Delivery {
+        duplicates: 0.05,
+        shuffle: true,
+        shuffle_window: 512,
+        ..Delivery::default()
+    };
+    for (name, delivery, form) in [
+        ("v2.jsonl", Delivery::default(), ArtifactForm::V2),
+        ("v4.jsonl", shuffled, ArtifactForm::V4),
+    ] {
+        let path = dir.path().join(name);
+        write_artifact(&scenario, &delivery, form, &path).expect("the trace is written");
+        let expected = pushed(&path);
+        assert!(expected.starts_with("run Some"), "{expected}");
+        assert_eq!(resolved(&path), expected, "{name}");
+
+        // A conflicting redelivery half-way, then a broken line: the conflict comes first.
+        let text = std::fs::read_to_string(&path).expect("the trace");
+        let lines: Vec<&str> = text.lines().collect();
+        let event = lines
+            .iter()
+            .find(|l| l.contains("\"infer.iteration\""))
+            .expect("an iteration record");
+        let conflicting = event.replacen("\"num_members\": ", "\"num_members\": 9", 1);
+        assert_ne!(&conflicting, event);
+        let mut broken = lines.clone();
+        broken.insert(lines.len() / 2, &conflicting);
+        broken.insert(lines.len() / 2 + 5, "{not json");
+        let broken_path = dir.path().join(format!("broken-{name}"));
+        std::fs::write(&broken_path, broken.join("\n")).expect("written");
+        let expected = pushed(&broken_path);
+        assert!(
+            expected.contains("conflicting event identity"),
+            "{expected}"
+        );
+        assert_eq!(resolved(&broken_path), expected, "broken {name}");
+    }
+}
