@@ -240,6 +240,7 @@ pub fn parse_inference_record(json: &str) -> Result<InferenceRecord> {
                 wire: &wire,
                 lenient: parsed.lenient,
                 known_context: parsed.known_context,
+                plain_refs: parsed.plain_refs,
             };
             decode::embedded_record(&rec, rec.val(wire::Key::SchemaVersion), json)
         }

@@ -14,7 +14,8 @@
 //! - contexts are interned: equal contexts end up sharing one allocation, whatever the reader
 //!   did (a pointer check when they already are shared, one context fingerprint when not).
 //!
-//! Nothing here reads files, measures time or spawns threads; accounting is [`crate::account`].
+//! Nothing here reads files or measures time; [`Resolver::finish`] runs its sorts beside the
+//! reference checks on rayon's global pool. Accounting is [`crate::account`].
 
 mod identity;
 mod table;

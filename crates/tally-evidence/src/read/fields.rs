@@ -234,6 +234,19 @@ pub(crate) fn unexpected_message(class: &str, key: &str) -> String {
     format!("{class}.__init__() got an unexpected keyword argument '{key}'")
 }
 
+/// The reference of a usual-shape object (both texts non-empty, no escapes): what
+/// [`entity_ref`] makes of it.
+pub(crate) fn plain_entity_ref(producer_id: &str, id: &str, share_id: bool) -> EntityRef {
+    EntityRef {
+        producer_id: shared_text(producer_id),
+        id: if share_id {
+            shared_id(id)
+        } else {
+            Text::from(id)
+        },
+    }
+}
+
 /// `EntityRef(**value)` from the raw text of an object, with its checks (`evidence.md` §2.4).
 /// With `share_id` (for references to entities that others reference too), the id is
 /// [`shared_id`].
@@ -242,14 +255,7 @@ pub(crate) fn entity_ref(raw_object: &str, lenient: bool, share_id: bool) -> Che
         && !producer_id.is_empty()
         && !id.is_empty()
     {
-        return Ok(EntityRef {
-            producer_id: shared_text(producer_id),
-            id: if share_id {
-                shared_id(id)
-            } else {
-                Text::from(id)
-            },
-        });
+        return Ok(plain_entity_ref(producer_id, id, share_id));
     }
     let wire = wire::ref_wire(raw_object);
     if let Some((_, key)) = wire.first_unknown() {
