@@ -148,8 +148,9 @@ pub fn for_each_record_with(
 
 /// Resolves the records of `input` into `resolver`, in file order, with default options and a
 /// fresh decoder: what [`for_each_record`] with a sink calling [`Resolver::push`] does (the same
-/// records, the same first error), faster, because the resolver is shown a few records ahead of
-/// the one it takes.
+/// records, the same first error), faster: the resolver is shown a few records ahead of the one
+/// it takes, and it runs on one of rayon's threads, which parses whenever it has no record to
+/// resolve (rather than a third thread competing for the cores).
 pub fn resolve_input(input: &Input, resolver: &mut Resolver) -> Result<()> {
     let name = input.name();
     let options = ReadOptions::default();
@@ -158,7 +159,7 @@ pub fn resolve_input(input: &Input, resolver: &mut Resolver) -> Result<()> {
         source,
     })?;
     let mut decoder = CorrelationRecordDecoder::new();
-    drive::run(source, &name, &options, &mut decoder, resolver)
+    rayon::scope(|_| drive::run(source, &name, &options, &mut decoder, resolver))
 }
 
 /// [`for_each_record_with`] for bytes already in memory (plain JSONL, not gzip), named `name` in
