@@ -12,7 +12,7 @@
 //! iteration × device), which is sorted once and swept group by group ([`crate::interval`]). Sums
 //! use checked arithmetic; an overflow is [`Error::OutOfRange`], never a wrap. The accountant never
 //! splits shared time among requests (that is [`crate::shares`], which only validates a split).
-//! No I/O.
+//! No I/O; the two sorts run side by side on rayon's global pool.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -307,6 +307,17 @@ pub fn account_gpu_time(graph: &CorrelationGraph) -> Result<RunAccounting> {
         }
     }
 
+    // The two sorts and sweeps, and the sorts of the two lists, are independent: both cores
+    // take a share.
+    let ((device_sweep, iteration_sweep), ()) = rayon::join(
+        || rayon::join(|| by_device.sweep(), || by_iteration.sweep()),
+        || {
+            unattributed.sort_unstable();
+            unattributed.dedup();
+            unmeasured.sort_unstable();
+            unmeasured.dedup();
+        },
+    );
     let mut timings = graph
         .iterations()
         .iter()
@@ -325,7 +336,7 @@ pub fn account_gpu_time(graph: &CorrelationGraph) -> Result<RunAccounting> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    for (&(iteration, device), (time, _)) in iteration_groups.iter().zip(by_iteration.sweep()) {
+    for (&(iteration, device), (time, _)) in iteration_groups.iter().zip(iteration_sweep) {
         timings[iteration as usize]
             .gpu
             .insert(devices[device as usize].clone(), time);
@@ -339,16 +350,12 @@ pub fn account_gpu_time(graph: &CorrelationGraph) -> Result<RunAccounting> {
 
     let mut device_totals = BTreeMap::new();
     let mut device_spans = BTreeMap::new();
-    for (key, (time, span)) in devices.into_iter().zip(by_device.sweep()) {
+    for (key, (time, span)) in devices.into_iter().zip(device_sweep) {
         if let Some(span) = span {
             device_spans.insert(key.clone(), span);
         }
         device_totals.insert(key, time);
     }
-    unattributed.sort_unstable();
-    unattributed.dedup();
-    unmeasured.sort_unstable();
-    unmeasured.dedup();
     Ok(RunAccounting {
         run_id: graph.run_id().cloned(),
         iterations,

@@ -7,8 +7,9 @@
 //! ([`align`]) and request-share validation ([`shares`]).
 //!
 //! Layering inside the crate: [`model`], [`fingerprint`], [`interval`], [`resolve`], [`account`],
-//! [`align`] and [`shares`] are pure (no I/O, no threads); [`read`] and [`write`](mod@write) own files,
-//! decompression, memory maps and the parallel parse. The behaviour is specified in
+//! [`align`] and [`shares`] are pure (no I/O; [`resolve`] and [`account`] only split their final
+//! sorts over rayon's global pool); [`read`] and [`write`](mod@write) own files, decompression,
+//! memory maps and the parallel parse. The behaviour is specified in
 //! `shared/spec/evidence.md`; tally's deliberate decisions are in `docs/evidence.md`.
 
 pub mod account;

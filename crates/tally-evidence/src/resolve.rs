@@ -14,7 +14,8 @@
 //! - contexts are interned: equal contexts end up sharing one allocation, whatever the reader
 //!   did (a pointer check when they already are shared, one context fingerprint when not).
 //!
-//! Nothing here reads files, measures time or spawns threads; accounting is [`crate::account`].
+//! Nothing here reads files or measures time; [`Resolver::finish`] runs its sorts beside the
+//! reference checks on rayon's global pool. Accounting is [`crate::account`].
 
 mod identity;
 mod table;
@@ -231,7 +232,7 @@ fn file_entity<B: Keyed>(
     kind: TableKind,
     key_hash: u64,
     entry: ResolvedEvent<B>,
-    origin: &Origin,
+    origin: &Place<'_>,
 ) -> Result<Placed> {
     match table::file(entities, key_hash, entry) {
         Some(Filed::Inserted(position)) => Ok(Placed::Entity(kind, position)),
@@ -239,7 +240,7 @@ fn file_entity<B: Keyed>(
             let kept = entities.entry_mut(position);
             if kept.fingerprint() != offered.fingerprint() {
                 return Err(Error::ConflictingEntityIdentity {
-                    origin: origin.clone(),
+                    origin: origin.origin(),
                 });
             }
             if **offered.event_id() < **kept.event_id() {
@@ -249,7 +250,7 @@ fn file_entity<B: Keyed>(
                 Ok(Placed::Side(side_identity(&offered)))
             }
         }
-        None => Err(too_many(origin.clone())),
+        None => Err(too_many(origin.origin())),
     }
 }
 
@@ -271,7 +272,7 @@ impl Tables {
         event: CorrelationEvent,
         key_hash: u64,
         interner: &mut Interner,
-        origin: &Origin,
+        origin: &Place<'_>,
     ) -> Result<Placed> {
         let fingerprint = event.fingerprint();
         let (context, event_id, metadata, body) = event.into_parts();
@@ -370,6 +371,24 @@ impl Tables {
     }
 }
 
+/// Where a record was read, made into an [`Origin`] only for an error (a reader's line costs
+/// nothing until then).
+pub(crate) enum Place<'a> {
+    /// An origin already made.
+    Origin(Origin),
+    /// A line of the input named so.
+    Line(&'a Text, u64),
+}
+
+impl Place<'_> {
+    fn origin(&self) -> Origin {
+        match self {
+            Place::Origin(origin) => origin.clone(),
+            Place::Line(name, line) => Origin::at(Text::clone(name), *line),
+        }
+    }
+}
+
 /// The hashes an event is resolved with: of its identity and of its entity key.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Hashes {
@@ -430,7 +449,7 @@ impl Resolver {
 
     /// Takes the next correlation event (see [`push`](Resolver::push)).
     pub fn push_event(&mut self, event: CorrelationEvent, origin: Origin) -> Result<()> {
-        self.push_hashed(event, None, origin)
+        self.push_hashed(event, None, Place::Origin(origin))
     }
 
     /// The hashes `event` will be looked up with, and a read of the index memory where they
@@ -450,13 +469,17 @@ impl Resolver {
         &mut self,
         event: CorrelationEvent,
         hashes: Option<Hashes>,
-        origin: Origin,
+        origin: Place<'_>,
     ) -> Result<()> {
         let hashes = hashes.unwrap_or_else(|| Hashes::of(&event));
         let context = event.context();
         match &self.run_id {
             None => self.run_id = Some(context.run_id.clone()),
-            Some(run) if *run != context.run_id => return Err(Error::MultipleRunIds { origin }),
+            Some(run) if *run != context.run_id => {
+                return Err(Error::MultipleRunIds {
+                    origin: origin.origin(),
+                });
+            }
             Some(_) => {}
         }
         let hash = hashes.identity;
@@ -473,7 +496,9 @@ impl Resolver {
                 return if fingerprint == event.fingerprint() {
                     Ok(())
                 } else {
-                    Err(Error::ConflictingEventIdentity { origin })
+                    Err(Error::ConflictingEventIdentity {
+                        origin: origin.origin(),
+                    })
                 };
             }
             Lookup::New(new) => new,
@@ -489,7 +514,7 @@ impl Resolver {
                 new.replacing(Location::Entity(kind, position), old_hash, old)
             }
         };
-        recorded.ok_or_else(|| too_many(origin))
+        recorded.ok_or_else(|| too_many(origin.origin()))
     }
 
     /// The number of distinct event identities seen so far.

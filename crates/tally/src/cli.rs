@@ -494,4 +494,7 @@ pub struct LinkArgs {
 pub struct ParseOnlyArgs {
     #[command(flatten)]
     pub input: EvidenceFiles,
+    /// Only parse every line as JSON (the floor under reading), without reading records.
+    #[arg(long)]
+    pub json_only: bool,
 }

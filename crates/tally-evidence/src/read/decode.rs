@@ -16,7 +16,7 @@ use super::events::{self, ContextSource, Embedded, EventParts, Fields};
 use super::fields::{self, Checked, Fault};
 use super::known;
 use super::lines;
-use super::scan;
+use super::scan::{self, PlainRefs};
 use super::value::{Int, Val};
 use super::wire::{self, Key, Line, RecordWire};
 
@@ -98,6 +98,8 @@ pub(crate) struct Parsed {
     /// The line's top-level `context` was a text this thread had validated: its value in the
     /// parsed line is a placeholder, and this is the context.
     pub known_context: Option<Arc<CorrelationContext>>,
+    /// The references of the usual shape the scan found.
+    pub plain_refs: PlainRefs,
 }
 
 /// Parses `text` as one JSON value and hands it to `then`, with the reference's parser's
@@ -120,18 +122,20 @@ pub(crate) fn with_json<T>(
             "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)".into(),
         ));
     }
-    if let Some((wire, known_context)) = scan::record(text) {
+    if let Some(scanned) = scan::record(text) {
         let parsed = Parsed {
             lenient: false,
-            known_context,
+            known_context: scanned.known_context,
+            plain_refs: scanned.plain_refs,
         };
-        return then(Line::Object(wire), parsed);
+        return then(Line::Object(scanned.wire), parsed);
     }
     let mut then = Some(then);
     if let Some(result) = known::with_known_context(text, |line, context| {
         let parsed = Parsed {
             lenient: false,
             known_context: Some(context),
+            plain_refs: PlainRefs::default(),
         };
         (then.take().expect("called once"))(line, parsed)
     }) {
@@ -153,6 +157,7 @@ pub(crate) fn with_json<T>(
             let parsed = Parsed {
                 lenient: true,
                 known_context: None,
+                plain_refs: PlainRefs::default(),
             };
             return then(line, parsed);
         }
@@ -171,6 +176,7 @@ fn classify(wire: &RecordWire<'_>, text: &str, parsed: Parsed) -> Checked<Decode
         wire,
         lenient: parsed.lenient,
         known_context: parsed.known_context,
+        plain_refs: parsed.plain_refs,
     };
     let version = rec.val(Key::SchemaVersion);
     let definition = matches!(rec.val(Key::EventType), Some(Val::Str(t)) if t == "infer.context");

@@ -11,7 +11,7 @@ use rayon::{Scope, ThreadPool};
 
 use crate::error::{Error, Origin, Result};
 use crate::model::{CorrelationEvent, InferenceRecord, Text};
-use crate::resolve::{Hashes, Resolver};
+use crate::resolve::{Hashes, Place, Resolver};
 
 use super::ReadOptions;
 use super::batch::{BatchRecords, Items, Position, decode_batch};
@@ -90,8 +90,8 @@ impl Consumer for &mut Resolver {
                 ahead[(i + AHEAD) % (2 * AHEAD)] = event(upcoming).map(|e| resolver.prepare(e));
             }
             if let Ok(Decoded::Record(InferenceRecord::Event(event))) = item {
-                let origin = Origin::at(name.clone(), first_line + i as u64);
-                resolver.push_hashed(event, ahead[i % (2 * AHEAD)], origin)?;
+                let place = Place::Line(name, first_line + i as u64);
+                resolver.push_hashed(event, ahead[i % (2 * AHEAD)], place)?;
             }
             i += 1;
         }

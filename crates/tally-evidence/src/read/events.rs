@@ -22,6 +22,7 @@ use crate::model::{
 use super::bodies;
 use super::fields::{self, Checked, Fault, nonempty};
 use super::known;
+use super::scan::PlainRefs;
 use super::value::{self, Val};
 use super::wire::{self, Key, RecordWire};
 
@@ -79,6 +80,8 @@ pub(crate) struct Fields<'w, 'a> {
     pub lenient: bool,
     /// The top-level context, when it was a known text (its raw value is then a placeholder).
     pub known_context: Option<Arc<CorrelationContext>>,
+    /// The references of the usual shape the scan found.
+    pub plain_refs: PlainRefs,
 }
 
 impl<'a> Fields<'_, 'a> {
@@ -312,12 +315,18 @@ fn correlation_record(
         },
     };
     let mut refs: [Option<EntityRef>; 8] = Default::default();
-    for (slot, key) in refs.iter_mut().zip(REF_KEYS) {
+    for (i, (slot, key)) in refs.iter_mut().zip(REF_KEYS).enumerate() {
         if let Some(raw) = rec.present(key) {
             if !raw.starts_with('{') {
                 return Err(Fault::Value(format!("{} must be an object", key.name())));
             }
-            *slot = Some(fields::entity_ref(raw, rec.lenient, shares_id(ty, key))?);
+            let share = shares_id(ty, key);
+            *slot = Some(match rec.plain_refs.get(i, rec.wire.text()) {
+                Some((producer_id, id)) if !producer_id.is_empty() && !id.is_empty() => {
+                    fields::plain_entity_ref(producer_id, id, share)
+                }
+                _ => fields::entity_ref(raw, rec.lenient, share)?,
+            });
         }
     }
     let class = class(ty);

@@ -9,10 +9,8 @@
 //! (`events`); this module owns only the wording.
 
 use std::cell::RefCell;
-use std::hash::Hasher;
 use std::thread::LocalKey;
 
-use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashSet};
 
 use crate::model::{
@@ -236,57 +234,28 @@ pub(crate) fn unexpected_message(class: &str, key: &str) -> String {
     format!("{class}.__init__() got an unexpected keyword argument '{key}'")
 }
 
+/// The reference of a usual-shape object (both texts non-empty, no escapes): what
+/// [`entity_ref`] makes of it.
+pub(crate) fn plain_entity_ref(producer_id: &str, id: &str, share_id: bool) -> EntityRef {
+    EntityRef {
+        producer_id: shared_text(producer_id),
+        id: if share_id {
+            shared_id(id)
+        } else {
+            Text::from(id)
+        },
+    }
+}
+
 /// `EntityRef(**value)` from the raw text of an object, with its checks (`evidence.md` §2.4).
-/// With `share_id` (for references to entities that others reference too), the reference is
-/// shared with earlier ones of the same text on this thread, and its id is [`shared_id`].
+/// With `share_id` (for references to entities that others reference too), the id is
+/// [`shared_id`].
 pub(crate) fn entity_ref(raw_object: &str, lenient: bool, share_id: bool) -> Checked<EntityRef> {
-    if !share_id || lenient {
-        // Sentinel strings of a rewritten line mean something else: not shared.
-        return read_entity_ref(raw_object, lenient, share_id);
-    }
-    thread_local! {
-        static REFS: RefCell<HashTable<(Box<str>, EntityRef)>> =
-            const { RefCell::new(HashTable::new()) };
-    }
-    const CAPACITY: usize = 1 << 14;
-    let hash = text_hash(raw_object);
-    let known = REFS.with_borrow(|refs| {
-        refs.find(hash, |(text, _)| **text == *raw_object)
-            .map(|(_, r)| r.clone())
-    });
-    if let Some(known) = known {
-        return Ok(known);
-    }
-    let reference = read_entity_ref(raw_object, lenient, share_id)?;
-    REFS.with_borrow_mut(|refs| {
-        if refs.len() >= CAPACITY {
-            refs.clear();
-        }
-        let entry = (Box::from(raw_object), reference.clone());
-        refs.insert_unique(hash, entry, |(text, _)| text_hash(text));
-    });
-    Ok(reference)
-}
-
-fn text_hash(text: &str) -> u64 {
-    let mut h = rustc_hash::FxHasher::default();
-    h.write(text.as_bytes());
-    h.finish()
-}
-
-fn read_entity_ref(raw_object: &str, lenient: bool, share_id: bool) -> Checked<EntityRef> {
     if let Some((producer_id, id)) = wire::simple_ref(raw_object)
         && !producer_id.is_empty()
         && !id.is_empty()
     {
-        return Ok(EntityRef {
-            producer_id: shared_text(producer_id),
-            id: if share_id {
-                shared_id(id)
-            } else {
-                Text::from(id)
-            },
-        });
+        return Ok(plain_entity_ref(producer_id, id, share_id));
     }
     let wire = wire::ref_wire(raw_object);
     if let Some((_, key)) = wire.first_unknown() {

@@ -167,11 +167,14 @@ impl Source<'static> {
                     if head[..n] == GZIP_MAGIC {
                         stream(Cursor::new(head).chain(file), batch_bytes)?
                     } else {
-                        SourceKind::Mapped {
-                            file,
-                            len: meta.len(),
-                            pos: 0,
-                        }
+                        return Ok(Self {
+                            kind: SourceKind::Mapped {
+                                file,
+                                len: meta.len(),
+                                pos: 0,
+                            },
+                            batch_bytes: mapped_batch(meta.len(), batch_bytes),
+                        });
                     }
                 } else {
                     stream(file, batch_bytes)?
@@ -181,6 +184,20 @@ impl Source<'static> {
         Ok(Self { kind, batch_bytes })
     }
 }
+
+/// The batch size for a mapped file of `len` bytes: `batch_bytes`, or less for a file of fewer
+/// than [`MIN_BATCHES`] batches (down to [`MIN_BATCH_BYTES`]): the first batch is parsed before
+/// anything else can start, and the last one resolved after everything else has ended.
+fn mapped_batch(len: u64, batch_bytes: usize) -> usize {
+    let share = usize::try_from(len / MIN_BATCHES).unwrap_or(usize::MAX);
+    batch_bytes.min(share.max(MIN_BATCH_BYTES))
+}
+
+/// Batches a mapped file is cut into at least (when they stay above [`MIN_BATCH_BYTES`]).
+const MIN_BATCHES: u64 = 32;
+
+/// The smallest batch [`mapped_batch`] chooses.
+const MIN_BATCH_BYTES: usize = 1 << 20;
 
 /// Cuts the next batch of a random-access input of `len` bytes at `pos`: views a window of
 /// `batch` bytes (doubling it while it holds no line end) through `view`, and returns the view
@@ -298,5 +315,21 @@ fn fill_batches(mut reader: impl Read, batch_bytes: usize, tx: &SyncSender<io::R
         if at_end {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_mapped_files_are_cut_finer() {
+        const MIB: usize = 1 << 20;
+        assert_eq!(mapped_batch(1 << 30, 16 * MIB), 16 * MIB);
+        assert_eq!(mapped_batch(64 << 20, 16 * MIB), 2 * MIB);
+        assert_eq!(mapped_batch(5 << 20, 16 * MIB), MIB);
+        assert_eq!(mapped_batch(100, 16 * MIB), MIB);
+        // An explicit small batch stays.
+        assert_eq!(mapped_batch(1 << 30, 4096), 4096);
     }
 }

@@ -23,17 +23,64 @@ use super::wire::{KEY_COUNT, Key, RecordWire};
 /// Nesting the scan handles (the record itself is level 1); `serde_json` allows 128.
 const MAX_DEPTH: u32 = 100;
 
-/// The keys of the record on `line` and its known context, if the top-level `context` (its last
-/// occurrence) is a text this thread has validated. `None`: not a line of the usual shape (the
-/// caller parses it with `serde_json`, which decides what it is). `line` is at most
-/// [`super::wire::MAX_LINE_BYTES`] long.
-pub(crate) fn record(line: &str) -> Option<(RecordWire<'_>, Option<Arc<CorrelationContext>>)> {
+/// What the scan found on a line.
+pub(crate) struct Scanned<'a> {
+    /// The record's keys.
+    pub wire: RecordWire<'a>,
+    /// The top-level `context` (its last occurrence), when it is a text this thread validated.
+    pub known_context: Option<Arc<CorrelationContext>>,
+    /// The reference values of the usual shape.
+    pub plain_refs: PlainRefs,
+}
+
+/// Reference values of the usual shape — exactly the keys `producer_id` and `id` (either order),
+/// each once, with string values without escapes — found by the scan: for each of the eight
+/// reference keys (in `events::REF_KEYS` order, the last occurrence of a key deciding), where
+/// the two texts are in the line. The caller then reads them without parsing the object again.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PlainRefs {
+    /// `[producer_id start, end, id start, end]` per reference key.
+    spans: [[u32; 4]; 8],
+    present: u8,
+}
+
+impl PlainRefs {
+    /// `(producer_id, id)` of reference key `slot`, when it had the usual shape on `line`.
+    pub(crate) fn get<'a>(&self, slot: usize, line: &'a str) -> Option<(&'a str, &'a str)> {
+        if self.present & (1 << slot) == 0 {
+            return None;
+        }
+        let [a, b, c, d] = self.spans[slot].map(|x| x as usize);
+        Some((line.get(a..b)?, line.get(c..d)?))
+    }
+}
+
+/// The position of a reference key in `events::REF_KEYS`.
+fn ref_slot(key: Key) -> Option<usize> {
+    Some(match key {
+        Key::RequestRef => 0,
+        Key::AttemptRef => 1,
+        Key::BackendRequestRef => 2,
+        Key::IterationRef => 3,
+        Key::BatchRef => 4,
+        Key::StageRef => 5,
+        Key::ActivityRef => 6,
+        Key::CorrelationScope => 7,
+        _ => return None,
+    })
+}
+
+/// The keys of the record on `line`, its known context and its plain references. `None`: not a
+/// line of the usual shape (the caller parses it with `serde_json`, which decides what it is).
+/// `line` is at most [`super::wire::MAX_LINE_BYTES`] long.
+pub(crate) fn record(line: &str) -> Option<Scanned<'_>> {
     let mut scan = Scan {
         bytes: line.as_bytes(),
         at: 0,
     };
     let mut wire = RecordWire::new(line);
     let mut known_context = None;
+    let mut plain_refs = PlainRefs::default();
     scan.space();
     scan.eat(b'{')?;
     scan.space();
@@ -67,11 +114,24 @@ pub(crate) fn record(line: &str) -> Option<(RecordWire<'_>, Option<Arc<Correlati
             scan.eat(b':')?;
             scan.space();
             let value_start = scan.at;
-            if key == Some(Key::Context) {
-                known_context = scan.known_context(line);
-            }
-            if key != Some(Key::Context) || known_context.is_none() {
-                scan.value(1)?;
+            match key {
+                Some(Key::Context) => {
+                    known_context = scan.known_context(line);
+                    if known_context.is_none() {
+                        scan.value(1)?;
+                    }
+                }
+                Some(k) if let Some(slot) = ref_slot(k) => match scan.plain_ref() {
+                    Some(spans) => {
+                        plain_refs.spans[slot] = spans;
+                        plain_refs.present |= 1 << slot;
+                    }
+                    None => {
+                        plain_refs.present &= !(1 << slot);
+                        scan.value(1)?;
+                    }
+                },
+                _ => scan.value(1)?,
             }
             position = position.saturating_add(1);
             let len = (scan.at - value_start) as u32;
@@ -94,7 +154,11 @@ pub(crate) fn record(line: &str) -> Option<(RecordWire<'_>, Option<Arc<Correlati
     if next_key != learned {
         NEXT_KEY.set(next_key);
     }
-    (scan.at == scan.bytes.len()).then_some((wire, known_context))
+    (scan.at == scan.bytes.len()).then_some(Scanned {
+        wire,
+        known_context,
+        plain_refs,
+    })
 }
 
 /// Index of [`NEXT_KEY`] for the first key of a record.
@@ -182,6 +246,55 @@ impl Scan<'_> {
         let context = known::known(&line[self.at..end])?;
         self.at = end;
         Some(context)
+    }
+
+    /// A reference object of the usual shape (see [`PlainRefs`]): the spans of its `producer_id`
+    /// and `id` texts, the scan moved past it. `None` (the position unchanged) for anything
+    /// else, which the caller scans as any value.
+    fn plain_ref(&mut self) -> Option<[u32; 4]> {
+        let start = self.at;
+        let found = self.plain_ref_members();
+        if found.is_none() {
+            self.at = start;
+        }
+        found
+    }
+
+    fn plain_ref_members(&mut self) -> Option<[u32; 4]> {
+        self.eat(b'{')?;
+        let (mut producer, mut id) = (None, None);
+        for close in [b',', b'}'] {
+            self.space();
+            let slot = if self.is_next(b"\"id\"") {
+                self.at += 4;
+                &mut id
+            } else if self.is_next(b"\"producer_id\"") {
+                self.at += 13;
+                &mut producer
+            } else {
+                return None;
+            };
+            self.space();
+            self.eat(b':')?;
+            self.space();
+            self.eat(b'"')?;
+            let text_start = self.at;
+            loop {
+                match self.next()? {
+                    b'"' => break,
+                    b'\\' | 0..0x20 => return None,
+                    _ => {}
+                }
+            }
+            let span = (text_start as u32, (self.at - 1) as u32);
+            if slot.replace(span).is_some() {
+                return None;
+            }
+            self.space();
+            self.eat(close)?;
+        }
+        let ((a, b), (c, d)) = (producer?, id?);
+        Some([a, b, c, d])
     }
 
     /// Any JSON value, checked as `serde_json` checks a value it ignores.
@@ -360,7 +473,7 @@ mod tests {
     }
 
     fn scanned(line: &str) -> Option<String> {
-        record(line).map(|(w, _)| format!("{w:?}"))
+        record(line).map(|s| format!("{:?}", s.wire))
     }
 
     #[test]
@@ -415,23 +528,69 @@ mod tests {
         const CTX: &str = r#"{"run_id":"r","session_id":"s","producer_id":"p","source":"x","clock_domain":"d","clock_kind":"wall","collection_mode":"active","provenance":"observed"}"#;
         let ctx = known::shared_context(CTX, false).unwrap();
         let line = format!(r#"{{"a":1, "context": {CTX} ,"b":2}}"#);
-        let (w, found) = record(&line).unwrap();
+        let Scanned {
+            wire: w,
+            known_context: found,
+            ..
+        } = record(&line).unwrap();
         assert!(Arc::ptr_eq(&found.unwrap(), &ctx));
         assert_eq!(w.get(Key::Context), Some(CTX));
         assert_eq!(Some(format!("{w:?}")), parsed(&line));
         // The last occurrence decides; an unknown or non-object one is scanned.
         let line = format!(r#"{{"context":{CTX},"context":{{"run_id":"q"}}}}"#);
-        assert!(record(&line).unwrap().1.is_none());
+        assert!(record(&line).unwrap().known_context.is_none());
         let line = format!(r#"{{"context":{CTX},"context":5}}"#);
-        assert!(record(&line).unwrap().1.is_none());
+        assert!(record(&line).unwrap().known_context.is_none());
         let line = format!(r#"{{"context":{{"x":{CTX}}}}}"#);
-        assert!(record(&line).unwrap().1.is_none());
+        assert!(record(&line).unwrap().known_context.is_none());
         // A known text followed by more members of the same object is another object.
         let longer = format!("{},\"x\":1}}", &CTX[..CTX.len() - 1]);
         let line = format!(r#"{{"context":{longer}}}"#);
-        let (w, found) = record(&line).unwrap();
+        let Scanned {
+            wire: w,
+            known_context: found,
+            ..
+        } = record(&line).unwrap();
         assert!(found.is_none());
         assert_eq!(w.get(Key::Context), Some(longer.as_str()));
+    }
+
+    #[test]
+    fn plain_references_are_found_as_simple_ref_finds_them() {
+        let values = [
+            r#"{"id": "I1", "producer_id": "eng"}"#,
+            r#"{ "producer_id":"p" ,"id":"" }"#,
+            r#"{"id":"é","producer_id":"✓"}"#,
+            r#"{"id": "I1"}"#,
+            r#"{"id": "I1", "id": "I2"}"#,
+            r#"{"id": "I\"1", "producer_id": "eng"}"#,
+            r#"{"id": 1, "producer_id": "eng"}"#,
+            r#"{"id": "I1", "producer_id": "eng", "x": 1}"#,
+            r#"{"\u0069d": "I1", "producer_id": "eng"}"#,
+            r#"{"idx": "I1", "producer_id": "eng"}"#,
+            "{}",
+            "null",
+            "[1]",
+        ];
+        for value in values {
+            let line = format!(r#"{{"a": 1, "request_ref": {value}, "b": 2}}"#);
+            let scanned = record(&line).unwrap_or_else(|| panic!("{line}"));
+            let raw = scanned.wire.get(Key::RequestRef).unwrap();
+            let expected = raw
+                .starts_with('{')
+                .then(|| wire::simple_ref(raw))
+                .flatten();
+            assert_eq!(scanned.plain_refs.get(0, &line), expected, "{line}");
+            assert_eq!(Some(format!("{:?}", scanned.wire)), parsed(&line), "{line}");
+        }
+        // The last occurrence of a key decides.
+        let line = r#"{"iteration_ref": {"id": "a", "producer_id": "p"}, "iteration_ref": null}"#;
+        assert_eq!(record(line).unwrap().plain_refs.get(3, line), None);
+        let line = r#"{"iteration_ref": 5, "iteration_ref": {"producer_id": "p", "id": "b"}}"#;
+        assert_eq!(
+            record(line).unwrap().plain_refs.get(3, line),
+            Some(("p", "b"))
+        );
     }
 
     /// Lines built from record keys, unknown keys and values both valid and broken.

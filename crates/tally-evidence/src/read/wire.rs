@@ -188,6 +188,10 @@ impl<'a, const N: usize> ObjectWire<'a, N> {
             }
         }
     }
+    /// The text the object was read from.
+    pub(crate) fn text(&self) -> &'a str {
+        self.text
+    }
     /// The raw JSON text of slot `i`, when the key is present (`"null"` for an explicit null).
     pub(crate) fn raw(&self, i: usize) -> Option<&'a str> {
         let (offset, len) = self.spans[i];

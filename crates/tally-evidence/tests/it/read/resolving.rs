@@ -1,6 +1,7 @@
 //! `read::resolve_input` resolves exactly what pushing every record of `for_each_record` into a
 //! resolver does: the same graph and accounting, or the same first error, on the conformance
-//! files, generated traces (duplicates and shuffled delivery included) and broken variants.
+//! files, generated traces (duplicates and shuffled delivery included) and broken variants; and
+//! `read::parse_json_lines`, the measurement floor, counts JSON lines and names the first bad one.
 
 use std::path::Path;
 
@@ -103,4 +104,27 @@ fn generated_traces_resolve_as_when_pushed() {
         );
         assert_eq!(resolved(&broken_path), expected, "broken {name}");
     }
+}
+
+#[test]
+fn json_lines_are_counted_and_the_first_bad_one_named() {
+    use tally_evidence::read::parse_json_lines;
+    let dir = conformance_dir();
+    let input = |name: &str| Input::Path(dir.join(name));
+    assert_eq!(parse_json_lines(&input("01-overlap.jsonl")).unwrap(), 5);
+    let e = parse_json_lines(&input("10-line-numbers.jsonl")).unwrap_err();
+    assert!(e.to_string().contains("line 4: "), "{e}");
+
+    let tmp = tempfile::tempdir().expect("a temporary folder");
+    let path = tmp.path().join("mixed.jsonl");
+    // Blank lines do not count; `NaN` is read as the reference reads it; a non-object is JSON.
+    std::fs::write(
+        &path,
+        "{\"a\": NaN}\n\n  \n[1, 2]\n{\"b\": {}}\n{\"c\": 1,}\n{]\n",
+    )
+    .unwrap();
+    let e = parse_json_lines(&Input::Path(path.clone())).unwrap_err();
+    assert!(e.to_string().contains("line 6: "), "{e}");
+    std::fs::write(&path, "{\"a\": NaN}\n\n  \n[1, 2]\n{\"b\": {}}\n").unwrap();
+    assert_eq!(parse_json_lines(&Input::Path(path)).unwrap(), 3);
 }

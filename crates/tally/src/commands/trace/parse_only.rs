@@ -1,5 +1,6 @@
-//! `tally trace parse-only FILE...` (hidden): read and validate every record, keep nothing. The
-//! benchmark uses it to show how close `account` comes to the cost of parsing alone.
+//! `tally trace parse-only FILE... [--json-only]` (hidden): read and validate every record, keep
+//! nothing; with `--json-only`, only parse every line as JSON. The benchmark uses both to show
+//! how close `account` comes to the cost of reading and of parsing alone.
 
 use crate::cli::ParseOnlyArgs;
 use crate::evidence;
@@ -8,6 +9,14 @@ use crate::printer;
 
 /// Runs the command.
 pub fn run(args: &ParseOnlyArgs) -> anyhow::Result<Status> {
+    if args.json_only {
+        let mut lines = 0u64;
+        for path in &args.input.files {
+            lines += tally_evidence::read::parse_json_lines(&evidence::input(path))?;
+        }
+        printer::out_line(&format!("{lines} JSON lines"))?;
+        return Ok(Status::Success);
+    }
     let mut records = 0u64;
     for path in &args.input.files {
         evidence::for_each_record(path, |_, _| {
