@@ -235,10 +235,10 @@ pub fn iter_inference_events(
 /// with `record must be an object`. Errors carry no origin.
 pub fn parse_inference_record(json: &str) -> Result<InferenceRecord> {
     decode::with_json(json, |line, parsed| match line {
-        wire::Line::NotObject => Err(fields::Fault::Value("record must be an object".into())),
-        wire::Line::Object(wire) => {
+        None => Err(fields::Fault::Value("record must be an object".into())),
+        Some(wire) => {
             let rec = events::Fields {
-                wire: &wire,
+                wire,
                 lenient: parsed.lenient,
                 known_context: parsed.known_context,
                 plain_refs: parsed.plain_refs,

@@ -23,6 +23,7 @@ mod unresolved;
 
 use std::sync::Arc;
 
+use rayon::slice::ParallelSliceMut;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 pub use table::{EntityTable, Iter, ResolvedEvent, SortedIter, SortedView};
@@ -560,7 +561,7 @@ impl Resolver {
 /// table's few distinct contexts, and the first sixteen bytes of `event_id` — and reads the full
 /// `event_id` only on ties, so most comparisons touch no entry (ids of up to sixteen bytes never
 /// tie).
-fn identity_order<B>(table: &EntityTable<B>) -> Vec<u32> {
+fn identity_order<B: Sync>(table: &EntityTable<B>) -> Vec<u32> {
     let mut contexts: FxHashMap<usize, u32> = FxHashMap::default();
     let mut distinct: Vec<&CorrelationContext> = Vec::new();
     for entry in table {
@@ -595,7 +596,7 @@ fn identity_order<B>(table: &EntityTable<B>) -> Vec<u32> {
             )
         })
         .collect();
-    keys.sort_unstable_by(|a, b| {
+    keys.par_sort_unstable_by(|a, b| {
         (a.1, a.0).cmp(&(b.1, b.0)).then_with(|| {
             let (x, y) = (&table[a.2 as usize], &table[b.2 as usize]);
             x.event_id().cmp(y.event_id())

@@ -18,7 +18,7 @@ use super::known;
 use super::lines;
 use super::scan::{self, PlainRefs};
 use super::value::{Int, Val};
-use super::wire::{self, Key, Line, RecordWire};
+use super::wire::{self, Key, RecordWire};
 
 /// What one line is.
 #[derive(Debug)]
@@ -85,22 +85,25 @@ pub(crate) fn decode_line(bytes: &[u8], offset: u64) -> Checked<Decoded> {
     }
 
     with_json(text, |line, parsed| match line {
-        Line::NotObject => Err(Fault::Value("record must be an object".into())),
-        Line::Object(wire) => classify(&wire, text, parsed),
+        None => Err(Fault::Value("record must be an object".into())),
+        Some(wire) => classify(wire, text, parsed),
     })
 }
 
 /// How a line was parsed, besides its structure.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Parsed {
+#[derive(Clone, Debug)]
+pub(crate) struct Parsed<'r> {
     /// The line's `NaN`/`Infinity` literals were rewritten to sentinels.
     pub lenient: bool,
     /// The line's top-level `context` was a text this thread had validated: its value in the
     /// parsed line is a placeholder, and this is the context.
     pub known_context: Option<Arc<CorrelationContext>>,
     /// The references of the usual shape the scan found.
-    pub plain_refs: PlainRefs,
+    pub plain_refs: &'r PlainRefs,
 }
+
+/// No reference of the usual shape (what lines read by `serde_json` have).
+static NO_PLAIN_REFS: PlainRefs = PlainRefs::EMPTY;
 
 /// Parses `text` as one JSON value and hands it to `then`, with the reference's parser's
 /// leniency: if strict JSON fails and the text has `NaN`/`Infinity` literals, they are rewritten
@@ -108,7 +111,7 @@ pub(crate) struct Parsed {
 /// known embedded context is not scanned again (see `known`).
 pub(crate) fn with_json<T>(
     text: &str,
-    then: impl FnOnce(Line<'_>, Parsed) -> Checked<T>,
+    then: impl FnOnce(Option<&RecordWire<'_>>, Parsed<'_>) -> Checked<T>,
 ) -> Checked<T> {
     if text.len() > wire::MAX_LINE_BYTES {
         return Err(Fault::Value(format!(
@@ -122,28 +125,34 @@ pub(crate) fn with_json<T>(
             "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)".into(),
         ));
     }
-    if let Some(scanned) = scan::record(text) {
+    let mut scanned = scan::Scanned::new(text);
+    if scan::record(text, &mut scanned).is_some() {
         let parsed = Parsed {
             lenient: false,
-            known_context: scanned.known_context,
-            plain_refs: scanned.plain_refs,
+            known_context: scanned.known_context.take(),
+            plain_refs: &scanned.plain_refs,
         };
-        return then(Line::Object(scanned.wire), parsed);
+        return then(Some(&scanned.wire), parsed);
     }
     let mut then = Some(then);
     if let Some(result) = known::with_known_context(text, |line, context| {
         let parsed = Parsed {
             lenient: false,
             known_context: Some(context),
-            plain_refs: PlainRefs::default(),
+            plain_refs: &NO_PLAIN_REFS,
         };
-        (then.take().expect("called once"))(line, parsed)
+        (then.take().expect("called once"))(line.object(), parsed)
     }) {
         return result;
     }
     let then = then.expect("not called yet");
+    let plain = Parsed {
+        lenient: false,
+        known_context: None,
+        plain_refs: &NO_PLAIN_REFS,
+    };
     let strict = match wire::parse_line(text) {
-        Ok(line) => return then(line, Parsed::default()),
+        Ok(line) => return then(line.object(), plain),
         Err(e) => e,
     };
     static NAN: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
@@ -157,9 +166,9 @@ pub(crate) fn with_json<T>(
             let parsed = Parsed {
                 lenient: true,
                 known_context: None,
-                plain_refs: PlainRefs::default(),
+                plain_refs: &NO_PLAIN_REFS,
             };
-            return then(line, parsed);
+            return then(line.object(), parsed);
         }
     }
     Err(Fault::Value(strict.to_string()))
@@ -171,7 +180,7 @@ fn trim_json_space(text: &str) -> &str {
 }
 
 /// `CorrelationRecordDecoder._expand` then `decode_event` (`evidence.md` §2.2, §2.9).
-fn classify(wire: &RecordWire<'_>, text: &str, parsed: Parsed) -> Checked<Decoded> {
+fn classify(wire: &RecordWire<'_>, text: &str, parsed: Parsed<'_>) -> Checked<Decoded> {
     let rec = Fields {
         wire,
         lenient: parsed.lenient,

@@ -81,7 +81,7 @@ pub(crate) struct Fields<'w, 'a> {
     /// The top-level context, when it was a known text (its raw value is then a placeholder).
     pub known_context: Option<Arc<CorrelationContext>>,
     /// The references of the usual shape the scan found.
-    pub plain_refs: PlainRefs,
+    pub plain_refs: &'w PlainRefs,
 }
 
 impl<'a> Fields<'_, 'a> {

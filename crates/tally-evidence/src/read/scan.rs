@@ -45,6 +45,12 @@ pub(crate) struct PlainRefs {
 }
 
 impl PlainRefs {
+    /// None found.
+    pub(crate) const EMPTY: Self = Self {
+        spans: [[0; 4]; 8],
+        present: 0,
+    };
+
     /// `(producer_id, id)` of reference key `slot`, when it had the usual shape on `line`.
     pub(crate) fn get<'a>(&self, slot: usize, line: &'a str) -> Option<(&'a str, &'a str)> {
         if self.present & (1 << slot) == 0 {
@@ -70,17 +76,32 @@ fn ref_slot(key: Key) -> Option<usize> {
     })
 }
 
-/// The keys of the record on `line`, its known context and its plain references. `None`: not a
-/// line of the usual shape (the caller parses it with `serde_json`, which decides what it is).
-/// `line` is at most [`super::wire::MAX_LINE_BYTES`] long.
-pub(crate) fn record(line: &str) -> Option<Scanned<'_>> {
+impl<'a> Scanned<'a> {
+    /// Nothing found yet on `line`.
+    pub(crate) fn new(line: &'a str) -> Self {
+        Self {
+            wire: RecordWire::new(line),
+            known_context: None,
+            plain_refs: PlainRefs::default(),
+        }
+    }
+}
+
+/// The keys of the record on `line`, its known context and its plain references, into `out`
+/// (made by [`Scanned::new`] for this line: the scan builds in place, a record's keys are a few
+/// hundred bytes). `None`: not a line of the usual shape (the caller parses it with
+/// `serde_json`, which decides what it is; `out` is then meaningless). `line` is at most
+/// [`super::wire::MAX_LINE_BYTES`] long.
+pub(crate) fn record<'a>(line: &'a str, out: &mut Scanned<'a>) -> Option<()> {
     let mut scan = Scan {
         bytes: line.as_bytes(),
         at: 0,
     };
-    let mut wire = RecordWire::new(line);
-    let mut known_context = None;
-    let mut plain_refs = PlainRefs::default();
+    let Scanned {
+        wire,
+        known_context,
+        plain_refs,
+    } = out;
     scan.space();
     scan.eat(b'{')?;
     scan.space();
@@ -116,7 +137,7 @@ pub(crate) fn record(line: &str) -> Option<Scanned<'_>> {
             let value_start = scan.at;
             match key {
                 Some(Key::Context) => {
-                    known_context = scan.known_context(line);
+                    *known_context = scan.known_context(line);
                     if known_context.is_none() {
                         scan.value(1)?;
                     }
@@ -154,11 +175,7 @@ pub(crate) fn record(line: &str) -> Option<Scanned<'_>> {
     if next_key != learned {
         NEXT_KEY.set(next_key);
     }
-    (scan.at == scan.bytes.len()).then_some(Scanned {
-        wire,
-        known_context,
-        plain_refs,
-    })
+    (scan.at == scan.bytes.len()).then_some(())
 }
 
 /// Index of [`NEXT_KEY`] for the first key of a record.
@@ -472,8 +489,15 @@ mod tests {
         }
     }
 
+    fn scanned_ok(line: &str) -> Scanned<'_> {
+        let mut out = Scanned::new(line);
+        record(line, &mut out).unwrap_or_else(|| panic!("scanned: {line}"));
+        out
+    }
+
     fn scanned(line: &str) -> Option<String> {
-        record(line).map(|s| format!("{:?}", s.wire))
+        let mut out = Scanned::new(line);
+        record(line, &mut out).map(|()| format!("{:?}", out.wire))
     }
 
     #[test]
@@ -532,17 +556,17 @@ mod tests {
             wire: w,
             known_context: found,
             ..
-        } = record(&line).unwrap();
+        } = scanned_ok(&line);
         assert!(Arc::ptr_eq(&found.unwrap(), &ctx));
         assert_eq!(w.get(Key::Context), Some(CTX));
         assert_eq!(Some(format!("{w:?}")), parsed(&line));
         // The last occurrence decides; an unknown or non-object one is scanned.
         let line = format!(r#"{{"context":{CTX},"context":{{"run_id":"q"}}}}"#);
-        assert!(record(&line).unwrap().known_context.is_none());
+        assert!(scanned_ok(&line).known_context.is_none());
         let line = format!(r#"{{"context":{CTX},"context":5}}"#);
-        assert!(record(&line).unwrap().known_context.is_none());
+        assert!(scanned_ok(&line).known_context.is_none());
         let line = format!(r#"{{"context":{{"x":{CTX}}}}}"#);
-        assert!(record(&line).unwrap().known_context.is_none());
+        assert!(scanned_ok(&line).known_context.is_none());
         // A known text followed by more members of the same object is another object.
         let longer = format!("{},\"x\":1}}", &CTX[..CTX.len() - 1]);
         let line = format!(r#"{{"context":{longer}}}"#);
@@ -550,7 +574,7 @@ mod tests {
             wire: w,
             known_context: found,
             ..
-        } = record(&line).unwrap();
+        } = scanned_ok(&line);
         assert!(found.is_none());
         assert_eq!(w.get(Key::Context), Some(longer.as_str()));
     }
@@ -574,7 +598,7 @@ mod tests {
         ];
         for value in values {
             let line = format!(r#"{{"a": 1, "request_ref": {value}, "b": 2}}"#);
-            let scanned = record(&line).unwrap_or_else(|| panic!("{line}"));
+            let scanned = scanned_ok(&line);
             let raw = scanned.wire.get(Key::RequestRef).unwrap();
             let expected = raw
                 .starts_with('{')
@@ -585,12 +609,9 @@ mod tests {
         }
         // The last occurrence of a key decides.
         let line = r#"{"iteration_ref": {"id": "a", "producer_id": "p"}, "iteration_ref": null}"#;
-        assert_eq!(record(line).unwrap().plain_refs.get(3, line), None);
+        assert_eq!(scanned_ok(line).plain_refs.get(3, line), None);
         let line = r#"{"iteration_ref": 5, "iteration_ref": {"producer_id": "p", "id": "b"}}"#;
-        assert_eq!(
-            record(line).unwrap().plain_refs.get(3, line),
-            Some(("p", "b"))
-        );
+        assert_eq!(scanned_ok(line).plain_refs.get(3, line), Some(("p", "b")));
     }
 
     /// Lines built from record keys, unknown keys and values both valid and broken.

@@ -360,6 +360,16 @@ pub(crate) enum Line<'a> {
     NotObject,
 }
 
+impl<'a> Line<'a> {
+    /// The record's keys, when the line is an object.
+    pub(crate) fn object(&self) -> Option<&RecordWire<'a>> {
+        match self {
+            Line::Object(wire) => Some(wire),
+            Line::NotObject => None,
+        }
+    }
+}
+
 /// The JSON whitespace Python's `json.loads` skips around a value.
 pub(crate) fn is_json_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')

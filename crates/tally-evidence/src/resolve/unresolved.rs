@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 
 use super::table::EntityTable;
@@ -90,7 +91,8 @@ pub(super) struct Checked<'a> {
     activities: Vec<(&'a Text, Notes<'a>)>,
 }
 
-/// Checks every reference of §4.3 against the tables.
+/// Checks every reference of §4.3 against the tables, each table's entries in parallel (the
+/// lists keep table order).
 pub(super) fn check<'a>(
     requests: &'a EntityTable<RequestEvent>,
     iterations: &'a EntityTable<IterationEvent>,
@@ -99,59 +101,75 @@ pub(super) fn check<'a>(
     activities: &'a EntityTable<ActivityReferenceEvent>,
 ) -> Checked<'a> {
     let requested: FxHashSet<&EntityRef> = requests.iter().map(|e| &e.body().request_ref).collect();
-    // References come in runs (the members of one iteration, its kernels): remember the last
-    // answer.
-    let mut is_requested = Memo::new(|r| requested.contains(r));
-    let mut is_iteration = Memo::new(|r| iterations.contains(r));
-    let mut checked = Checked {
-        memberships: Vec::new(),
-        stages: Vec::new(),
-        activities: Vec::new(),
+    // References come in runs (the members of one iteration, its kernels): each worker
+    // remembers its last answers.
+    let memos = || {
+        (
+            Memo::new(|r: &EntityRef| requested.contains(r)),
+            Memo::new(|r: &EntityRef| iterations.contains(r)),
+        )
     };
-    for (position, m) in memberships.iter().enumerate() {
-        let b = m.body();
-        let mut notes = Notes::new();
-        if !is_requested.check(&b.request_ref) {
-            notes.push((ReferenceKind::Request, &b.request_ref));
-        } else if let Some(attempt) = &b.attempt_ref
-            && !requests.contains(&b.request_ref, Some(attempt))
-        {
-            notes.push((ReferenceKind::Attempt, attempt));
-        }
-        if !is_iteration.check(&b.iteration_ref) {
-            notes.push((ReferenceKind::Iteration, &b.iteration_ref));
-        }
-        if !notes.is_empty() {
-            checked.memberships.push((position as u32, notes));
-        }
+    let memberships = (0..memberships.len())
+        .into_par_iter()
+        .with_min_len(MIN_PER_TASK)
+        .map_init(memos, |(is_requested, is_iteration), position| {
+            let b = memberships[position].body();
+            let mut notes = Notes::new();
+            if !is_requested.check(&b.request_ref) {
+                notes.push((ReferenceKind::Request, &b.request_ref));
+            } else if let Some(attempt) = &b.attempt_ref
+                && !requests.contains(&b.request_ref, Some(attempt))
+            {
+                notes.push((ReferenceKind::Attempt, attempt));
+            }
+            if !is_iteration.check(&b.iteration_ref) {
+                notes.push((ReferenceKind::Iteration, &b.iteration_ref));
+            }
+            (!notes.is_empty()).then_some((position as u32, notes))
+        })
+        .flatten()
+        .collect();
+    let stages = (0..stages.len())
+        .into_par_iter()
+        .with_min_len(MIN_PER_TASK)
+        .map_init(memos, |(is_requested, is_iteration), position| {
+            let s = &stages[position];
+            let b = s.body();
+            let mut notes = Notes::new();
+            if let Some(request) = &b.request_ref
+                && !is_requested.check(request)
+            {
+                notes.push((ReferenceKind::Request, request));
+            }
+            if let Some(iteration) = &b.iteration_ref
+                && !is_iteration.check(iteration)
+            {
+                notes.push((ReferenceKind::Iteration, iteration));
+            }
+            (!notes.is_empty()).then_some((s.event_id(), notes))
+        })
+        .flatten()
+        .collect();
+    let activities = (0..activities.len())
+        .into_par_iter()
+        .with_min_len(MIN_PER_TASK)
+        .map_init(memos, |(_, is_iteration), position| {
+            let a = &activities[position];
+            let iteration = a.body().iteration_ref.as_ref()?;
+            let missing = !is_iteration.check(iteration);
+            missing.then(|| (a.event_id(), vec![(ReferenceKind::Iteration, iteration)]))
+        })
+        .flatten()
+        .collect();
+    Checked {
+        memberships,
+        stages,
+        activities,
     }
-    for s in stages {
-        let b = s.body();
-        let mut notes = Notes::new();
-        if let Some(request) = &b.request_ref
-            && !is_requested.check(request)
-        {
-            notes.push((ReferenceKind::Request, request));
-        }
-        if let Some(iteration) = &b.iteration_ref
-            && !is_iteration.check(iteration)
-        {
-            notes.push((ReferenceKind::Iteration, iteration));
-        }
-        if !notes.is_empty() {
-            checked.stages.push((s.event_id(), notes));
-        }
-    }
-    for a in activities {
-        if let Some(iteration) = &a.body().iteration_ref
-            && !is_iteration.check(iteration)
-        {
-            let notes = vec![(ReferenceKind::Iteration, iteration)];
-            checked.activities.push((a.event_id(), notes));
-        }
-    }
-    checked
 }
+
+/// Entries checked per parallel task at least.
+const MIN_PER_TASK: usize = 2048;
 
 /// The unresolved list of §4.3 from the checks, memberships in `membership_order` (table
 /// positions in the reference's order).
