@@ -7,8 +7,8 @@
 //! `cpu_op` events, `cuda_runtime` launch calls (`cudaLaunchKernel`, `cudaMemcpyAsync`,
 //! `cudaMemsetAsync`, `cudaGraphLaunch`) with `args.correlation`, `ac2g` flows and the GPU's
 //! `kernel`/`gpu_memcpy`/`gpu_memset` events, then metadata events and the footer
-//! (`traceName`, `displayTimeUnit`, optionally `baseTimeNanoseconds`). [`trace`] says what each
-//! engine step becomes; [`events`] spells it.
+//! (`traceName`, `displayTimeUnit`, optionally `baseTimeNanoseconds`). `trace` says what each
+//! engine step becomes; `events` spells it.
 //!
 //! Times are the GPU's trace clock ([`crate::topology::Gpu::trace_clock`]) in microseconds with
 //! three decimals, so the nanoseconds of the model survive exactly; with
