@@ -8,12 +8,12 @@
 //!   are `0`, `-0.0` and `false`), and `NaN` equals `NaN`;
 //! - `event_id` is not part of a fingerprint (it is part of the identity key instead).
 //!
-//! A fingerprint is a 128-bit XXH3 hash of a canonical byte encoding of those values
-//! (the `canonical` module). An event's encoding holds its context's and its metadata's own fingerprints
-//! instead of their values, so that each distinct context and metadata text is encoded once: the
-//! reader shares one `Arc` per distinct context and fingerprints each once per thread
-//! (`shared_context` keeps them by address), and it fingerprints each distinct metadata text
-//! once. Two records with equal fingerprints are treated as equal; a collision between different
+//! A fingerprint is a 128-bit XXH3 hash of a canonical byte encoding of those values (the
+//! `canonical` module). An event's encoding holds its context's and its metadata's own
+//! fingerprints instead of their values, so that each distinct context and metadata text is
+//! encoded once: the reader shares one `Arc` per distinct context and fingerprints each once per
+//! thread (`shared_context` keeps them by address), and it fingerprints each distinct metadata
+//! text once. Two records with equal fingerprints are treated as equal; a collision between different
 //! records has probability about 2⁻¹²⁸ per pair (nested fingerprints included), which tally
 //! accepts (documented in `docs/evidence.md`). Nothing here does I/O.
 
