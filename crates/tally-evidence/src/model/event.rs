@@ -1,0 +1,150 @@
+//! Records as a file holds them: a validated [`CorrelationEvent`] (its parts and its content
+//! fingerprint) or a verbatim [`LegacyRecord`], as an [`InferenceRecord`].
+//!
+//! Only assembly lives here: the parts are validated by whoever builds them (the reader, or the
+//! caller of [`CorrelationEvent::new`]), and the fingerprint's definition is
+//! [`crate::fingerprint`]'s.
+
+use std::sync::Arc;
+
+use super::{
+    BusyIntervals, ClockKind, CorrelationContext, EventBody, EventType, Metadata, Nanos, Text,
+};
+use crate::fingerprint::{self, Fingerprint};
+
+/// One validated correlation event: context, id, metadata and the typed body.
+///
+/// Built only through [`CorrelationEvent::new`], which computes the content [`Fingerprint`] used
+/// for de-duplication; the parts are read through accessors so the fingerprint cannot go stale.
+#[derive(Clone, Debug)]
+pub struct CorrelationEvent {
+    context: Arc<CorrelationContext>,
+    event_id: Text,
+    metadata: Metadata,
+    body: EventBody,
+    fingerprint: Fingerprint,
+}
+
+impl CorrelationEvent {
+    /// Assembles an event from validated parts. `metadata` must be consistent with `body` (for an
+    /// activity, its `intervals` key is what `body.intervals` says); the reader guarantees it.
+    pub fn new(
+        context: Arc<CorrelationContext>,
+        event_id: Text,
+        metadata: Metadata,
+        body: EventBody,
+    ) -> Self {
+        let metadata_fingerprint = fingerprint::metadata(&metadata);
+        Self::with_metadata_fingerprint(context, event_id, metadata, metadata_fingerprint, body)
+    }
+
+    /// [`new`](Self::new) for a reader that knows the fingerprint of `metadata` (it fingerprints
+    /// each distinct metadata text once); the context's is looked up by address.
+    pub(crate) fn with_metadata_fingerprint(
+        context: Arc<CorrelationContext>,
+        event_id: Text,
+        metadata: Metadata,
+        metadata_fingerprint: Fingerprint,
+        body: EventBody,
+    ) -> Self {
+        let fingerprint = fingerprint::event(
+            fingerprint::shared_context(&context),
+            metadata_fingerprint,
+            &body,
+        );
+        Self {
+            context,
+            event_id,
+            metadata,
+            body,
+            fingerprint,
+        }
+    }
+
+    /// Who observed it, with which clock.
+    pub fn context(&self) -> &CorrelationContext {
+        &self.context
+    }
+    /// The shared context (v4 files share one per definition).
+    pub fn context_arc(&self) -> &Arc<CorrelationContext> {
+        &self.context
+    }
+    /// The record's event id (unique per session and producer).
+    pub fn event_id(&self) -> &str {
+        &self.event_id
+    }
+    /// The event id as shared text.
+    pub fn event_id_text(&self) -> &Text {
+        &self.event_id
+    }
+    /// The metadata object.
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+    /// The typed body.
+    pub fn body(&self) -> &EventBody {
+        &self.body
+    }
+    /// The event type.
+    pub fn event_type(&self) -> EventType {
+        self.body.event_type()
+    }
+    /// The declared schema version this event must carry on the wire: 3 for an activity whose
+    /// metadata has an `intervals` key, else 2.
+    pub fn schema_version(&self) -> u8 {
+        match &self.body {
+            EventBody::Activity(a) if a.intervals != BusyIntervals::Absent => 3,
+            _ => 2,
+        }
+    }
+    /// Content fingerprint of everything but `event_id` (type, version, context, fields,
+    /// metadata by value). Equal fingerprints mean equal records in the reference's sense.
+    pub fn fingerprint(&self) -> Fingerprint {
+        self.fingerprint
+    }
+    /// Consumes the event, returning its parts.
+    #[inline]
+    pub fn into_parts(self) -> (Arc<CorrelationContext>, Text, Metadata, EventBody) {
+        (self.context, self.event_id, self.metadata, self.body)
+    }
+    /// Elapsed time (`evidence.md` §2.5): `end - start` on a monotonic clock with both ends.
+    pub fn elapsed_ns(&self) -> Option<Nanos> {
+        if self.context.clock_kind != ClockKind::Monotonic {
+            return None;
+        }
+        let (start, end) = match &self.body {
+            EventBody::Request(e) => (e.start_ns, e.end_ns),
+            EventBody::Iteration(e) => (e.start_ns, e.end_ns),
+            EventBody::Stage(e) => (e.start_ns, e.end_ns),
+            EventBody::Activity(e) => (e.start_ns, e.end_ns),
+            _ => (None, None),
+        };
+        Some(end? - start?)
+    }
+}
+
+impl PartialEq for CorrelationEvent {
+    fn eq(&self, other: &Self) -> bool {
+        self.event_id == other.event_id && self.fingerprint == other.fingerprint
+    }
+}
+impl Eq for CorrelationEvent {}
+
+/// A version-1 (legacy client) record: kept verbatim, never validated, carries no evidence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LegacyRecord {
+    /// The JSON text of the record as read.
+    pub json: Box<str>,
+}
+
+/// One record of an artifact.
+// Events are the common case and legacy records are rare: boxing the event would cost every
+// record an allocation to save space on the few legacy ones.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InferenceRecord {
+    /// A legacy (v1) record, passed through untouched.
+    Legacy(LegacyRecord),
+    /// A validated correlation event.
+    Event(CorrelationEvent),
+}
