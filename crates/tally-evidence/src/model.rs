@@ -9,7 +9,6 @@
 //! de-duplication (see [`crate::resolve`]). Times are integer nanoseconds ([`Nanos`]).
 
 use std::fmt;
-use std::sync::Arc;
 
 use crate::fingerprint;
 
@@ -21,7 +20,7 @@ pub use event::{CorrelationEvent, InferenceRecord, LegacyRecord};
 pub type Nanos = i64;
 
 /// Shared immutable text. Cheap to clone; compares and hashes by content.
-pub type Text = Arc<str>;
+pub type Text = arcstr::ArcStr;
 
 /// A reference to an entity inside its producer's namespace: `(producer_id, id)` is the identity.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -200,7 +199,7 @@ pub struct CorrelationContext {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Metadata {
     /// Shared: the reader gives equal metadata texts one allocation.
-    raw: Option<Arc<str>>,
+    raw: Option<Text>,
 }
 
 impl Metadata {
@@ -222,7 +221,7 @@ impl Metadata {
     }
 
     /// Metadata whose (non-empty, not `{}`) text is already shared.
-    pub(crate) fn from_shared_text(text: Arc<str>) -> Self {
+    pub(crate) fn from_shared_text(text: Text) -> Self {
         Self { raw: Some(text) }
     }
 

@@ -177,7 +177,7 @@ impl CorrelationRecordDecoder {
                 self.registry.define(&id, context)?;
             }
             Decoded::Compact { id, event } => {
-                let address = Arc::as_ptr(&id).cast::<u8>() as usize;
+                let address = id.as_ptr() as usize;
                 let context = match self.found.get(&address) {
                     Some((_, context)) => Arc::clone(context),
                     None => {

@@ -412,7 +412,7 @@ fn constructor(rec: &Fields<'_, '_>, class: &Class, source: ContextSource) -> Ch
 const KNOWN_METADATA: usize = 8192;
 
 thread_local! {
-    static METADATA: RefCell<FxHashMap<Arc<str>, Fingerprint>> =
+    static METADATA: RefCell<FxHashMap<Text, Fingerprint>> =
         const { RefCell::new(FxHashMap::with_hasher(rustc_hash::FxBuildHasher)) };
 }
 
@@ -427,14 +427,14 @@ fn shared_metadata(raw: &str, lenient: bool) -> (Metadata, Fingerprint) {
     }
     METADATA.with_borrow_mut(|known| {
         if let Some((text, fingerprint)) = known.get_key_value(raw) {
-            return (Metadata::from_shared_text(Arc::clone(text)), *fingerprint);
+            return (Metadata::from_shared_text(text.clone()), *fingerprint);
         }
         if known.len() >= KNOWN_METADATA {
             known.clear();
         }
-        let text: Arc<str> = Arc::from(raw);
+        let text = Text::from(raw);
         let fingerprint = fingerprint::metadata_text(raw);
-        known.insert(Arc::clone(&text), fingerprint);
+        known.insert(text.clone(), fingerprint);
         (Metadata::from_shared_text(text), fingerprint)
     })
 }

@@ -65,7 +65,7 @@ fn check_event(e: &CorrelationEvent) {
             assert!(s.request_ref.is_some() || s.iteration_ref.is_some());
         }
         EventBody::Membership(m) => {
-            assert!(m.role.as_ref() == "prefill" || m.role.as_ref() == "decode")
+            assert!(&*m.role == "prefill" || &*m.role == "decode")
         }
         EventBody::Activity(a) => {
             assert!(span_ok(a.start_ns, a.end_ns));
