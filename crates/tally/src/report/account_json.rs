@@ -43,8 +43,13 @@ struct IterationJson<'a> {
     gpu: Vec<GpuTimeJson<'a>>,
 }
 
-/// Renders the contract object on one line.
-pub fn render(graph: &CorrelationGraph, accounting: &RunAccounting) -> String {
+/// Writes the contract object on one line to `out` (streamed: the object of a million-record
+/// trace is tens of megabytes, and is never held whole in memory).
+pub fn write(
+    graph: &CorrelationGraph,
+    accounting: &RunAccounting,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
     let counts = graph.counts();
     let value = AccountJson {
         run_id: accounting.run_id.as_deref(),
@@ -94,5 +99,5 @@ pub fn render(graph: &CorrelationGraph, accounting: &RunAccounting) -> String {
             .map(Into::into)
             .collect(),
     };
-    serde_json::to_string(&value).expect("the accounting serialises")
+    serde_json::to_writer(out, &value).map_err(std::io::Error::from)
 }

@@ -11,7 +11,7 @@ pub fn run(args: &AccountArgs) -> anyhow::Result<Status> {
     let graph = evidence::resolve_files(&args.input.files)?;
     let accounting = tally_evidence::account_gpu_time(&graph)?;
     if args.json {
-        printer::out_line(&report::account_json::render(&graph, &accounting))?;
+        printer::out_streamed(|out| report::account_json::write(&graph, &accounting, out))?;
     } else {
         printer::out(&report::account_text::render(&graph, &accounting, args.top))?;
     }
