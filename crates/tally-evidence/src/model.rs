@@ -19,7 +19,8 @@ pub use event::{CorrelationEvent, InferenceRecord, LegacyRecord};
 /// Integer nanoseconds. Every time in tally is one of these; inputs outside `i64` are refused.
 pub type Nanos = i64;
 
-/// Shared immutable text. Cheap to clone; compares and hashes by content.
+/// Shared immutable text: one pointer (a thin `ArcStr`), cheap to clone, compared and hashed by
+/// content.
 pub type Text = arcstr::ArcStr;
 
 /// A reference to an entity inside its producer's namespace: `(producer_id, id)` is the identity.
