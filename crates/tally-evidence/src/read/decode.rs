@@ -70,10 +70,7 @@ impl Decoded {
 /// Decodes one physical line. `offset` is the line's byte offset in its input, for the UTF-8
 /// message.
 pub(crate) fn decode_line(bytes: &[u8], offset: u64) -> Checked<Decoded> {
-    // The SIMD check is several times faster on long ASCII lines; the standard one, run only
-    // on failure, says where the bad byte is.
-    let checked = simdutf8::basic::from_utf8(bytes).or_else(|_| std::str::from_utf8(bytes));
-    let text = match checked {
+    let text = match lines::utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
             return Err(Fault::Value(format!(

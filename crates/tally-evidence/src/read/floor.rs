@@ -18,8 +18,7 @@ use super::lines::{self, LineSpan, split_lines};
 
 /// Whether the line holds a JSON value (`false`: a blank line).
 fn json_line(bytes: &[u8], offset: u64) -> Checked<bool> {
-    let checked = simdutf8::basic::from_utf8(bytes).or_else(|_| std::str::from_utf8(bytes));
-    let text = checked.map_err(|e| {
+    let text = lines::utf8(bytes).map_err(|e| {
         Fault::Value(format!(
             "invalid UTF-8 at byte offset {}: the artifact must be UTF-8 text",
             offset + e.valid_up_to() as u64

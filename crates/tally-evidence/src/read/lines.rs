@@ -73,6 +73,12 @@ pub(crate) fn is_python_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
+/// The line as text: the SIMD check (several times faster on long ASCII lines), and the
+/// standard one only on failure, to say where the bad byte is (`valid_up_to`).
+pub(crate) fn utf8(line: &[u8]) -> Result<&str, std::str::Utf8Error> {
+    simdutf8::basic::from_utf8(line).or_else(|_| std::str::from_utf8(line))
+}
+
 /// Whether a line holds only whitespace (Python `not line.strip()`), the empty line included.
 pub(crate) fn is_blank(line: &str) -> bool {
     // Fast path: records start with `{`; whitespace is almost always ASCII.
