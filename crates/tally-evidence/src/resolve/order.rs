@@ -17,16 +17,34 @@ use crate::model::{CorrelationContext, Text};
 /// `event_id` only on ties, so most comparisons touch no entry (ids of up to sixteen bytes never
 /// tie).
 pub(super) fn identity_order<B: Sync>(table: &EntityTable<B>) -> Vec<u32> {
+    // One pass: each entry's key with its context's index in `distinct` where the rank goes.
+    // Contexts are interned and consecutive entries mostly share one: the last is tried first.
     let mut contexts: FxHashMap<usize, u32> = FxHashMap::default();
     let mut distinct: Vec<&CorrelationContext> = Vec::new();
-    for entry in table {
-        contexts
-            .entry(Arc::as_ptr(entry.context_arc()) as usize)
-            .or_insert_with(|| {
-                distinct.push(entry.context());
-                (distinct.len() - 1) as u32
-            });
-    }
+    let mut last: Option<(usize, u32)> = None;
+    let mut keys: Vec<(u128, u32, u32)> = table
+        .iter()
+        .enumerate()
+        .map(|(position, entry)| {
+            let address = Arc::as_ptr(entry.context_arc()) as usize;
+            let context = match last {
+                Some((a, index)) if a == address => index,
+                _ => {
+                    let index = *contexts.entry(address).or_insert_with(|| {
+                        distinct.push(entry.context());
+                        (distinct.len() - 1) as u32
+                    });
+                    last = Some((address, index));
+                    index
+                }
+            };
+            let mut prefix = [0u8; 16];
+            let id = entry.event_id().as_bytes();
+            let n = id.len().min(16);
+            prefix[..n].copy_from_slice(&id[..n]);
+            (u128::from_be_bytes(prefix), context, position as u32)
+        })
+        .collect();
     let pair = |c: &CorrelationContext| (c.session_id.clone(), c.producer_id.clone());
     let mut pairs: Vec<(Text, Text)> = distinct.iter().map(|c| pair(c)).collect();
     pairs.sort_unstable();
@@ -35,22 +53,9 @@ pub(super) fn identity_order<B: Sync>(table: &EntityTable<B>) -> Vec<u32> {
         .iter()
         .map(|c| pairs.binary_search(&pair(c)).expect("listed") as u32)
         .collect();
-    let mut keys: Vec<(u128, u32, u32)> = table
-        .iter()
-        .enumerate()
-        .map(|(position, entry)| {
-            let context = contexts[&(Arc::as_ptr(entry.context_arc()) as usize)];
-            let mut prefix = [0u8; 16];
-            let id = entry.event_id().as_bytes();
-            let n = id.len().min(16);
-            prefix[..n].copy_from_slice(&id[..n]);
-            (
-                u128::from_be_bytes(prefix),
-                rank_of[context as usize],
-                position as u32,
-            )
-        })
-        .collect();
+    for key in &mut keys {
+        key.1 = rank_of[key.1 as usize];
+    }
     keys.par_sort_unstable_by(|a, b| {
         (a.1, a.0).cmp(&(b.1, b.0)).then_with(|| {
             let (x, y) = (&table[a.2 as usize], &table[b.2 as usize]);
