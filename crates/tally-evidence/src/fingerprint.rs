@@ -8,14 +8,20 @@
 //!   are `0`, `-0.0` and `false`), and `NaN` equals `NaN`;
 //! - `event_id` is not part of a fingerprint (it is part of the identity key instead).
 //!
-//! A fingerprint is a 128-bit XXH3 hash of a canonical byte encoding of those values
-//! (`canonical`). An event's encoding holds its context's and its metadata's own fingerprints
-//! instead of their values, so that each distinct context and metadata text is encoded once: the
-//! reader shares one `Arc` per distinct context and fingerprints each once per thread
-//! (`shared_context` keeps them by address), and it fingerprints each distinct metadata text
-//! once. Two records with equal fingerprints are treated as equal; a collision between different
-//! records has probability about 2⁻¹²⁸ per pair (nested fingerprints included), which tally
-//! accepts (documented in `docs/evidence.md`). Nothing here does I/O.
+//! Two records are compared in one of two ways, with the same outcome:
+//! - **directly** ([`same_content`]), which is what resolution does: contexts and typed bodies
+//!   by their (typed, therefore canonical) values, and metadata by its text, falling back to its
+//!   fingerprint only when two texts differ. Exact, and nothing is computed for a record that is
+//!   never compared, which is almost every record;
+//! - **by fingerprint**, for an identity whose record is not kept (artifact and capability
+//!   records, duplicates that lost the smallest-`event_id` tie-break), and for callers of
+//!   `CorrelationEvent::fingerprint`. A fingerprint is a 128-bit XXH3 hash of a canonical byte
+//!   encoding of the values (`canonical`); an event's encoding holds its context's and its
+//!   metadata's own fingerprints (`shared_context` keeps a context's by address). A collision
+//!   between different records has probability about 2⁻¹²⁸ per pair, which tally accepts for
+//!   these few records (documented in `docs/evidence.md`).
+//!
+//! Nothing here does I/O.
 
 mod canonical;
 mod literals;
@@ -32,6 +38,21 @@ use canonical::{Canon, hashed};
 
 /// A 128-bit content fingerprint.
 pub type Fingerprint = u128;
+
+/// Whether two records with these contexts and metadata, and equal typed bodies (the caller
+/// compares those), are equal records: the direct form of fingerprint equality. Typed values are
+/// canonical (an integer field holds an integer, never `1.0` or `true`), so derived equality of
+/// contexts is value equality; metadata texts that differ are compared by value.
+pub(crate) fn same_content(
+    context: &Arc<CorrelationContext>,
+    metadata: &Metadata,
+    other_context: &Arc<CorrelationContext>,
+    other_metadata: &Metadata,
+) -> bool {
+    (Arc::ptr_eq(context, other_context) || **context == **other_context)
+        && (metadata.json_text() == other_metadata.json_text()
+            || self::metadata(metadata) == self::metadata(other_metadata))
+}
 
 /// Fingerprint of a metadata object by value.
 pub fn metadata(meta: &Metadata) -> Fingerprint {

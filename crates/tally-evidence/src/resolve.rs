@@ -7,8 +7,10 @@
 //! - the run check compares one string (usually one pointer);
 //! - event identity `(session_id, producer_id, event_id)` is looked up in an exact index whose
 //!   slots point at the kept events themselves (8 bytes per identity, see `identity`). A
-//!   redelivered duplicate is recognised there and dropped, costing nothing further; a different
-//!   record under a known identity is `conflicting event identity`;
+//!   redelivered duplicate is recognised there, compared with the kept record directly (shared
+//!   context and metadata are pointer checks, then the typed body) and dropped; a different
+//!   record under a known identity is `conflicting event identity`. Nothing is fingerprinted
+//!   except the records kept aside (artifact and capability records, losing duplicates);
 //! - entities are filed into [`EntityTable`]s (chunked storage that never moves, with an exact
 //!   index that stores no key copies);
 //! - contexts are interned: equal contexts end up sharing one allocation, whatever the reader
@@ -193,7 +195,7 @@ enum Placed {
     Side(SideIdentity),
 }
 
-fn side_identity<B>(entry: &ResolvedEvent<B>) -> SideIdentity {
+fn side_identity<B: Keyed>(entry: &ResolvedEvent<B>) -> SideIdentity {
     SideIdentity {
         session_id: entry.context().session_id.clone(),
         producer_id: entry.context().producer_id.clone(),
@@ -208,7 +210,6 @@ fn view_of<B>(table: &EntityTable<B>, position: u32) -> IdentityView<'_> {
         session_id: &entry.context().session_id,
         producer_id: &entry.context().producer_id,
         event_id: entry.event_id(),
-        fingerprint: entry.fingerprint(),
     }
 }
 
@@ -239,7 +240,7 @@ fn file_entity<B: Keyed>(
         Some(Filed::Inserted(position)) => Ok(Placed::Entity(kind, position)),
         Some(Filed::Existing(position, offered)) => {
             let kept = entities.entry_mut(position);
-            if kept.fingerprint() != offered.fingerprint() {
+            if !kept.same_content(offered.context_arc(), offered.metadata(), offered.body()) {
                 return Err(Error::ConflictingEntityIdentity {
                     origin: origin.origin(),
                 });
@@ -275,27 +276,28 @@ impl Tables {
         interner: &mut Interner,
         origin: &Place<'_>,
     ) -> Result<Placed> {
-        let fingerprint = event.fingerprint();
         let (context, event_id, metadata, body) = event.into_parts();
         macro_rules! entry {
             ($body:expr) => {
-                ResolvedEvent::new(
-                    interner.context(context),
-                    event_id,
-                    metadata,
-                    $body,
-                    fingerprint,
-                )
+                ResolvedEvent::new(interner.context(context), event_id, metadata, $body)
             };
         }
         use TableKind as K;
         match body {
-            EventBody::Artifact(_) | EventBody::Capabilities(_) => Ok(Placed::Side(SideIdentity {
-                session_id: context.session_id.clone(),
-                producer_id: context.producer_id.clone(),
-                event_id,
-                fingerprint,
-            })),
+            // Kept in no table: a later record under this identity is compared by fingerprint.
+            body @ (EventBody::Artifact(_) | EventBody::Capabilities(_)) => {
+                let fingerprint = fingerprint::event(
+                    fingerprint::shared_context(&context),
+                    fingerprint::metadata(&metadata),
+                    &body,
+                );
+                Ok(Placed::Side(SideIdentity {
+                    session_id: context.session_id.clone(),
+                    producer_id: context.producer_id.clone(),
+                    event_id,
+                    fingerprint,
+                }))
+            }
             EventBody::Request(b) => {
                 file_entity(&mut self.requests, K::Requests, key_hash, entry!(b), origin)
             }
@@ -357,6 +359,33 @@ impl Tables {
             EventBody::Membership(_) => self.memberships.touch(key_hash),
             EventBody::Activity(_) => self.activities.touch(key_hash),
             EventBody::ClockAlignment(_) => self.alignments.touch(key_hash),
+        }
+    }
+
+    /// Whether the kept entry at `position` of table `kind` is the same record as `event`
+    /// (everything but `event_id` equal; a body of another type never is).
+    fn same_as(&self, kind: TableKind, position: u32, event: &CorrelationEvent) -> bool {
+        fn same<B: PartialEq>(
+            table: &EntityTable<B>,
+            position: u32,
+            event: &CorrelationEvent,
+            body: &B,
+        ) -> bool {
+            table[position as usize].same_content(event.context_arc(), event.metadata(), body)
+        }
+        use TableKind as K;
+        match (kind, event.body()) {
+            (K::Requests, EventBody::Request(b)) => same(&self.requests, position, event, b),
+            (K::Iterations, EventBody::Iteration(b)) => same(&self.iterations, position, event, b),
+            (K::Stages, EventBody::Stage(b)) => same(&self.stages, position, event, b),
+            (K::Memberships, EventBody::Membership(b)) => {
+                same(&self.memberships, position, event, b)
+            }
+            (K::Activities, EventBody::Activity(b)) => same(&self.activities, position, event, b),
+            (K::Alignments, EventBody::ClockAlignment(b)) => {
+                same(&self.alignments, position, event, b)
+            }
+            _ => false,
         }
     }
 
@@ -493,8 +522,14 @@ impl Resolver {
             |kind, position| tables.view(kind, position),
         );
         let new = match lookup {
-            Lookup::Known(fingerprint) => {
-                return if fingerprint == event.fingerprint() {
+            Lookup::Known(location) => {
+                let same = match location {
+                    Location::Entity(kind, position) => tables.same_as(kind, position, &event),
+                    Location::Side(index) => {
+                        self.identities.side_fingerprint(index) == event.fingerprint()
+                    }
+                };
+                return if same {
                     Ok(())
                 } else {
                     Err(Error::ConflictingEventIdentity {

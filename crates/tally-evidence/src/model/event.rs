@@ -14,15 +14,15 @@ use crate::fingerprint::{self, Fingerprint};
 
 /// One validated correlation event: context, id, metadata and the typed body.
 ///
-/// Built only through [`CorrelationEvent::new`], which computes the content [`Fingerprint`] used
-/// for de-duplication; the parts are read through accessors so the fingerprint cannot go stale.
+/// Built through [`CorrelationEvent::new`]; the parts are read through accessors. Its content
+/// [`Fingerprint`] is computed when asked for (resolution compares records directly, see
+/// [`crate::fingerprint`]).
 #[derive(Clone, Debug)]
 pub struct CorrelationEvent {
     context: Arc<CorrelationContext>,
     event_id: Text,
     metadata: Metadata,
     body: EventBody,
-    fingerprint: Fingerprint,
 }
 
 impl CorrelationEvent {
@@ -34,30 +34,11 @@ impl CorrelationEvent {
         metadata: Metadata,
         body: EventBody,
     ) -> Self {
-        let metadata_fingerprint = fingerprint::metadata(&metadata);
-        Self::with_metadata_fingerprint(context, event_id, metadata, metadata_fingerprint, body)
-    }
-
-    /// [`new`](Self::new) for a reader that knows the fingerprint of `metadata` (it fingerprints
-    /// each distinct metadata text once); the context's is looked up by address.
-    pub(crate) fn with_metadata_fingerprint(
-        context: Arc<CorrelationContext>,
-        event_id: Text,
-        metadata: Metadata,
-        metadata_fingerprint: Fingerprint,
-        body: EventBody,
-    ) -> Self {
-        let fingerprint = fingerprint::event(
-            fingerprint::shared_context(&context),
-            metadata_fingerprint,
-            &body,
-        );
         Self {
             context,
             event_id,
             metadata,
             body,
-            fingerprint,
         }
     }
 
@@ -100,7 +81,11 @@ impl CorrelationEvent {
     /// Content fingerprint of everything but `event_id` (type, version, context, fields,
     /// metadata by value). Equal fingerprints mean equal records in the reference's sense.
     pub fn fingerprint(&self) -> Fingerprint {
-        self.fingerprint
+        fingerprint::event(
+            fingerprint::shared_context(&self.context),
+            fingerprint::metadata(&self.metadata),
+            &self.body,
+        )
     }
     /// Consumes the event, returning its parts.
     #[inline]
@@ -125,7 +110,14 @@ impl CorrelationEvent {
 
 impl PartialEq for CorrelationEvent {
     fn eq(&self, other: &Self) -> bool {
-        self.event_id == other.event_id && self.fingerprint == other.fingerprint
+        self.event_id == other.event_id
+            && self.body == other.body
+            && fingerprint::same_content(
+                &self.context,
+                &self.metadata,
+                &other.context,
+                &other.metadata,
+            )
     }
 }
 impl Eq for CorrelationEvent {}

@@ -11,9 +11,8 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::FxHashSet;
 
-use crate::fingerprint::{self, Fingerprint};
 use crate::model::{
     BusyIntervals, CorrelationContext, CorrelationEvent, EntityRef, EventBody, EventType, Metadata,
     Text,
@@ -43,8 +42,6 @@ pub(crate) struct EventParts {
     pub event_id: Text,
     /// `metadata`, original text.
     pub metadata: Metadata,
-    /// Its fingerprint.
-    pub metadata_fingerprint: Fingerprint,
     /// The typed body.
     pub body: EventBody,
 }
@@ -52,13 +49,7 @@ pub(crate) struct EventParts {
 impl EventParts {
     /// The event, with its context.
     pub(crate) fn event(self, context: Arc<CorrelationContext>) -> CorrelationEvent {
-        CorrelationEvent::with_metadata_fingerprint(
-            context,
-            self.event_id,
-            self.metadata,
-            self.metadata_fingerprint,
-            self.body,
-        )
+        CorrelationEvent::new(context, self.event_id, self.metadata, self.body)
     }
 }
 
@@ -339,11 +330,8 @@ fn correlation_record(
         (Some(Val::Str(s)), Some(id)) if *s == **id => Text::clone(id),
         (v, _) => nonempty(v, "event_id")?,
     };
-    let ((metadata, metadata_fingerprint), intervals) = match rec.wire.get(Key::Metadata) {
-        None => (
-            (Metadata::empty(), fingerprint::metadata(&Metadata::empty())),
-            None,
-        ),
+    let (metadata, intervals) = match rec.wire.get(Key::Metadata) {
+        None => (Metadata::empty(), None),
         Some(raw) if raw.starts_with('{') => {
             (shared_metadata(raw, rec.lenient), wire::intervals_of(raw))
         }
@@ -355,7 +343,6 @@ fn correlation_record(
         EventParts {
             event_id,
             metadata,
-            metadata_fingerprint,
             body,
         },
     ))
@@ -408,34 +395,31 @@ fn constructor(rec: &Fields<'_, '_>, class: &Class, source: ContextSource) -> Ch
     Ok(())
 }
 
-/// Metadata texts seen on this thread, with their fingerprints. Bounded: cleared when full.
+/// Metadata texts seen on this thread. Bounded: cleared when full.
 const KNOWN_METADATA: usize = 8192;
 
 thread_local! {
-    static METADATA: RefCell<FxHashMap<Text, Fingerprint>> =
-        const { RefCell::new(FxHashMap::with_hasher(rustc_hash::FxBuildHasher)) };
+    static METADATA: RefCell<FxHashSet<Text>> =
+        const { RefCell::new(FxHashSet::with_hasher(rustc_hash::FxBuildHasher)) };
 }
 
-/// The metadata whose raw object text is `raw`, and its fingerprint: equal texts read on one
-/// thread share one allocation and are fingerprinted once (records of one kind often carry the
-/// same metadata).
-fn shared_metadata(raw: &str, lenient: bool) -> (Metadata, Fingerprint) {
+/// The metadata whose raw object text is `raw`: equal texts read on one thread share one
+/// allocation (records of one kind often carry the same metadata), which also makes comparing
+/// them in resolution a pointer check.
+fn shared_metadata(raw: &str, lenient: bool) -> Metadata {
     if lenient || raw == "{}" {
-        let metadata = Metadata::from_json_text(&restore_literals(raw, lenient));
-        let fingerprint = fingerprint::metadata(&metadata);
-        return (metadata, fingerprint);
+        return Metadata::from_json_text(&restore_literals(raw, lenient));
     }
     METADATA.with_borrow_mut(|known| {
-        if let Some((text, fingerprint)) = known.get_key_value(raw) {
-            return (Metadata::from_shared_text(text.clone()), *fingerprint);
+        if let Some(text) = known.get(raw) {
+            return Metadata::from_shared_text(text.clone());
         }
         if known.len() >= KNOWN_METADATA {
             known.clear();
         }
         let text = Text::from(raw);
-        let fingerprint = fingerprint::metadata_text(raw);
-        known.insert(text.clone(), fingerprint);
-        (Metadata::from_shared_text(text), fingerprint)
+        known.insert(text.clone());
+        Metadata::from_shared_text(text)
     })
 }
 

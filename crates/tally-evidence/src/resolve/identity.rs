@@ -81,12 +81,11 @@ pub(super) struct SideIdentity {
     pub fingerprint: Fingerprint,
 }
 
-/// What an identity resolves to, for verification and the duplicate check.
+/// The identity of a kept event, to verify an index candidate against.
 pub(super) struct IdentityView<'a> {
     pub session_id: &'a str,
     pub producer_id: &'a str,
     pub event_id: &'a str,
-    pub fingerprint: Fingerprint,
 }
 
 /// Hash of `(session_id, producer_id, event_id)`; `str`'s `Hash` terminates each part, so the
@@ -124,7 +123,8 @@ impl Identities {
     }
 
     /// Looks up the identity `(session_id, producer_id, event_id)` hashing to `hash`, in one
-    /// probe of the index: its event's fingerprint when known, else the place to record it. `entity` shows the identity of a kept table entry.
+    /// probe of the index: where its event is when known, else the place to record it. `entity`
+    /// shows the identity of a kept table entry.
     pub fn lookup<'a, 't>(
         &'a mut self,
         hash: u64,
@@ -146,12 +146,13 @@ impl Identities {
                 if h != folded {
                     return false;
                 }
-                let seen = view(Location::decode(code));
+                let location = Location::decode(code);
+                let seen = view(location);
                 let same = seen.event_id == event_id
                     && seen.producer_id == producer_id
                     && seen.session_id == session_id;
                 if same {
-                    known = Some(seen.fingerprint);
+                    known = Some(location);
                 }
                 same
             },
@@ -166,6 +167,12 @@ impl Identities {
             }),
         }
     }
+
+    /// The fingerprint of the event of side record `index` (a location [`Identities::lookup`]
+    /// gave).
+    pub fn side_fingerprint(&self, index: u32) -> Fingerprint {
+        self.side[index as usize].fingerprint
+    }
 }
 
 fn side_view(s: &SideIdentity) -> IdentityView<'_> {
@@ -173,14 +180,13 @@ fn side_view(s: &SideIdentity) -> IdentityView<'_> {
         session_id: &s.session_id,
         producer_id: &s.producer_id,
         event_id: &s.event_id,
-        fingerprint: s.fingerprint,
     }
 }
 
 /// What [`Identities::lookup`] found.
 pub(super) enum Lookup<'a> {
-    /// A known identity: its event's fingerprint.
-    Known(Fingerprint),
+    /// A known identity: where its event is.
+    Known(Location),
     /// A new identity, to be recorded.
     New(NewIdentity<'a>),
 }

@@ -18,23 +18,22 @@ use std::sync::Arc;
 use hashbrown::{HashTable, hash_table};
 use rustc_hash::FxHasher;
 
-use crate::fingerprint::Fingerprint;
+use crate::fingerprint::{self, Fingerprint};
 use crate::model::{
     ActivityReferenceEvent, ClockAlignmentEvent, ClockKind, CorrelationContext, EntityRef,
-    IterationEvent, MembershipEvent, Metadata, Nanos, RequestEvent, StageEvent, Text,
+    EventBody, IterationEvent, MembershipEvent, Metadata, Nanos, RequestEvent, StageEvent, Text,
 };
 
 /// One kept event of a table: the record's parts with its typed body.
 ///
-/// The fingerprint is that of the whole record without its `event_id` (see
-/// [`crate::fingerprint`]); two entries with equal fingerprints describe the same entity.
+/// Two entries are the same record when their contexts, metadata and bodies are equal in the
+/// sense of [`crate::fingerprint`]; `event_id` is not part of that.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResolvedEvent<B> {
     context: Arc<CorrelationContext>,
     event_id: Text,
     metadata: Metadata,
     body: B,
-    fingerprint: Fingerprint,
 }
 
 impl<B> ResolvedEvent<B> {
@@ -44,14 +43,12 @@ impl<B> ResolvedEvent<B> {
         event_id: Text,
         metadata: Metadata,
         body: B,
-        fingerprint: Fingerprint,
     ) -> Self {
         Self {
             context,
             event_id,
             metadata,
             body,
-            fingerprint,
         }
     }
 
@@ -75,9 +72,31 @@ impl<B> ResolvedEvent<B> {
     pub fn body(&self) -> &B {
         &self.body
     }
-    /// Content fingerprint of the record without its `event_id`.
-    pub fn fingerprint(&self) -> Fingerprint {
-        self.fingerprint
+    /// Whether this entry and a record with these parts are the same record (everything but
+    /// `event_id` equal, see [`crate::fingerprint`]).
+    pub(crate) fn same_content(
+        &self,
+        context: &Arc<CorrelationContext>,
+        metadata: &Metadata,
+        body: &B,
+    ) -> bool
+    where
+        B: PartialEq,
+    {
+        self.body == *body
+            && fingerprint::same_content(&self.context, &self.metadata, context, metadata)
+    }
+    /// Content fingerprint of the record without its `event_id`, computed (only records that
+    /// leave the tables need one: see `resolve::identity`).
+    pub(crate) fn fingerprint(&self) -> Fingerprint
+    where
+        B: Keyed,
+    {
+        fingerprint::event(
+            fingerprint::shared_context(&self.context),
+            fingerprint::metadata(&self.metadata),
+            &self.body.to_event_body(),
+        )
     }
     /// `end − start` when the context's clock is monotonic and both ends are present
     /// (`evidence.md` §2.5), given the body's span.
@@ -90,12 +109,14 @@ impl<B> ResolvedEvent<B> {
 }
 
 /// How a body type names its entity (`evidence.md` §4.2). Crate-internal.
-pub(crate) trait Keyed: Sized {
+pub(crate) trait Keyed: Sized + PartialEq + Clone {
     /// Hash of the entity key (the fields that [`Keyed::same_key`] compares) of `body`, observed
     /// in `context`.
     fn key_hash(context: &CorrelationContext, body: &Self) -> u64;
     /// Whether two entries have the same entity key.
     fn same_key(a: &ResolvedEvent<Self>, b: &ResolvedEvent<Self>) -> bool;
+    /// The body as an [`EventBody`] (a copy, for a fingerprint).
+    fn to_event_body(&self) -> EventBody;
 }
 
 fn hash_ref(h: &mut FxHasher, r: &EntityRef) {
@@ -129,6 +150,9 @@ pub(crate) fn request_key_hash(request: &EntityRef, attempt: Option<&EntityRef>)
 }
 
 impl Keyed for RequestEvent {
+    fn to_event_body(&self) -> EventBody {
+        EventBody::Request(self.clone())
+    }
     fn key_hash(_: &CorrelationContext, b: &Self) -> u64 {
         request_key_hash(&b.request_ref, b.attempt_ref.as_ref())
     }
@@ -138,6 +162,9 @@ impl Keyed for RequestEvent {
 }
 
 impl Keyed for IterationEvent {
+    fn to_event_body(&self) -> EventBody {
+        EventBody::Iteration(self.clone())
+    }
     fn key_hash(_: &CorrelationContext, b: &Self) -> u64 {
         ref_key_hash(&b.iteration_ref)
     }
@@ -147,6 +174,9 @@ impl Keyed for IterationEvent {
 }
 
 impl Keyed for StageEvent {
+    fn to_event_body(&self) -> EventBody {
+        EventBody::Stage(self.clone())
+    }
     fn key_hash(_: &CorrelationContext, b: &Self) -> u64 {
         ref_key_hash(&b.stage_ref)
     }
@@ -156,6 +186,9 @@ impl Keyed for StageEvent {
 }
 
 impl Keyed for ActivityReferenceEvent {
+    fn to_event_body(&self) -> EventBody {
+        EventBody::Activity(self.clone())
+    }
     fn key_hash(_: &CorrelationContext, b: &Self) -> u64 {
         ref_key_hash(&b.activity_ref)
     }
@@ -165,6 +198,9 @@ impl Keyed for ActivityReferenceEvent {
 }
 
 impl Keyed for MembershipEvent {
+    fn to_event_body(&self) -> EventBody {
+        EventBody::Membership(self.clone())
+    }
     fn key_hash(_: &CorrelationContext, b: &Self) -> u64 {
         let mut h = FxHasher::default();
         hash_ref(&mut h, &b.request_ref);
@@ -183,6 +219,9 @@ impl Keyed for MembershipEvent {
 }
 
 impl Keyed for ClockAlignmentEvent {
+    fn to_event_body(&self) -> EventBody {
+        EventBody::ClockAlignment(self.clone())
+    }
     fn key_hash(context: &CorrelationContext, b: &Self) -> u64 {
         let mut h = FxHasher::default();
         context.session_id.hash(&mut h);

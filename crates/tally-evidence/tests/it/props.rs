@@ -3,12 +3,14 @@
 //! agrees with a point-set oracle.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use proptest::prelude::*;
 use tally_evidence::interval::{Interval, merge_unions, union, union_length};
 use tally_evidence::{
-    ActivityDomain, AttributionStatus, BusyIntervals, ClockKind, CorrelationGraph, DeviceClock,
-    EventBody, InferenceRecord, Nanos, RunAccounting, account_gpu_time, resolve_inference_events,
+    ActivityDomain, AttributionStatus, BusyIntervals, ClockKind, CorrelationEvent,
+    CorrelationGraph, DeviceClock, EventBody, InferenceRecord, Nanos, RunAccounting,
+    account_gpu_time, resolve_inference_events,
 };
 
 use crate::build::{
@@ -484,5 +486,34 @@ fn oracle_accounting(graph: &CorrelationGraph) -> RunAccounting {
         device_spans: BTreeMap::new(),
         unattributed_activity_refs: unattributed.into_iter().collect(),
         unmeasured_gpu_activity_refs: unmeasured.into_iter().collect(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Resolution compares records directly (`CorrelationEvent`'s equality is the same
+    /// comparison); it must decide exactly what fingerprint equality decides, for every pair of
+    /// records of an artifact, contexts compared by value (each copy gets its own allocation).
+    #[test]
+    fn direct_comparison_agrees_with_fingerprints(spec in artifact_spec()) {
+        let events: Vec<CorrelationEvent> = records_of(&spec)
+            .into_iter()
+            .filter_map(|r| match r {
+                InferenceRecord::Event(e) => Some(e),
+                InferenceRecord::Legacy(_) => None,
+            })
+            .collect();
+        for x in &events {
+            for y in &events {
+                let y = CorrelationEvent::new(
+                    Arc::new(y.context().clone()),
+                    x.event_id_text().clone(),
+                    y.metadata().clone(),
+                    y.body().clone(),
+                );
+                prop_assert_eq!(*x == y, x.fingerprint() == y.fingerprint());
+            }
+        }
     }
 }

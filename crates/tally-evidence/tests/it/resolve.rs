@@ -6,7 +6,7 @@ use tally_evidence::{
 };
 
 use crate::build::{
-    Ctx, accounting_summary, counts, ev, iteration, legacy, membership, r, request, stage,
+    Ctx, accounting_summary, counts, ev, ev_meta, iteration, legacy, membership, r, request, stage,
     unresolved_rows,
 };
 
@@ -418,4 +418,86 @@ fn large_tables_span_storage_chunks_and_keep_positions() {
         );
     }
     assert!(graph.iterations().get_at(n).is_none());
+}
+
+/// Records are compared directly in resolution (not by a stored fingerprint); metadata compares
+/// by value — key order, `1` against `1.0` and `true` — on every path: a redelivered identity,
+/// a repeated entity key under another event id, and an identity kept aside (artifacts).
+#[test]
+fn metadata_compares_by_value_on_every_path() {
+    let e = Ctx::engine();
+    let a = r#"{"x": 1, "y": [1.0, {"k": "v", "z": null}]}"#;
+    let same = r#"{"y": [true, {"z": null, "k": "v"}], "x": 1.0}"#;
+    let other = r#"{"x": 2, "y": [1.0, {"k": "v", "z": null}]}"#;
+    let it = || iteration("I1", Some(0), Some(100));
+    let artifact = || {
+        EventBody::Artifact(tally_evidence::ArtifactIdentityEvent {
+            artifact_kind: "stormlog".into(),
+            created_at_ns: 1,
+        })
+    };
+    for (first, second, id2) in [
+        (
+            ev_meta(&e, "i1", a, it()),
+            ev_meta(&e, "i1", same, it()),
+            "i1",
+        ),
+        (
+            ev_meta(&e, "i1", a, it()),
+            ev_meta(&e, "i0", same, it()),
+            "i0",
+        ),
+        (
+            ev_meta(&e, "a", a, artifact()),
+            ev_meta(&e, "a", same, artifact()),
+            "a",
+        ),
+    ] {
+        let graph = resolve_inference_events([first, second]);
+        assert!(graph.is_ok(), "equal by value, second id {id2}");
+    }
+    let conflicts = [
+        (
+            ev_meta(&e, "i1", a, it()),
+            ev_meta(&e, "i1", other, it()),
+            "conflicting event identity",
+        ),
+        (
+            ev_meta(&e, "i1", a, it()),
+            ev_meta(&e, "i0", other, it()),
+            "conflicting entity identity",
+        ),
+        (
+            ev_meta(&e, "a", a, artifact()),
+            ev_meta(&e, "a", other, artifact()),
+            "conflicting event identity",
+        ),
+    ];
+    for (first, second, message) in conflicts {
+        assert_eq!(
+            err_message(resolve_inference_events([first, second])),
+            message
+        );
+    }
+}
+
+/// The kept representative of a replaced entity is compared by fingerprint once it is aside:
+/// redelivering the replaced record is a duplicate, a changed copy of it a conflict.
+#[test]
+fn a_replaced_representative_is_still_checked() {
+    let e = Ctx::engine();
+    let it = |end| iteration("I1", Some(0), Some(end));
+    let ok = resolve_inference_events([
+        ev_meta(&e, "i9", r#"{"a": 1}"#, it(100)),
+        ev_meta(&e, "i1", r#"{"a": 1.0}"#, it(100)),
+        ev_meta(&e, "i9", r#"{"a": true}"#, it(100)),
+    ])
+    .unwrap();
+    assert_eq!(&**ok.iterations()[0].event_id(), "i1");
+    let result = resolve_inference_events([
+        ev_meta(&e, "i9", r#"{"a": 1}"#, it(100)),
+        ev_meta(&e, "i1", r#"{"a": 1}"#, it(100)),
+        ev_meta(&e, "i9", r#"{"a": 2}"#, it(100)),
+    ]);
+    assert_eq!(err_message(result), "conflicting event identity");
 }
