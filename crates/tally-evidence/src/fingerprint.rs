@@ -9,7 +9,7 @@
 //! - `event_id` is not part of a fingerprint (it is part of the identity key instead).
 //!
 //! Two records are compared in one of two ways, with the same outcome:
-//! - **directly** ([`same_content`]), which is what resolution does: contexts and typed bodies
+//! - **directly** (`same_content`), which is what resolution does: contexts and typed bodies
 //!   by their (typed, therefore canonical) values, and metadata by its text, falling back to its
 //!   fingerprint only when two texts differ. Exact, and nothing is computed for a record that is
 //!   never compared, which is almost every record;
