@@ -12,12 +12,14 @@
 //! iteration × device), which is sorted once and swept group by group ([`crate::interval`]). Sums
 //! use checked arithmetic; an overflow is [`Error::OutOfRange`], never a wrap. The accountant never
 //! splits shared time among requests (that is [`crate::shares`], which only validates a split).
-//! No I/O; the two sorts run side by side on rayon's global pool.
+//! No I/O; the iteration lookups run in parallel, and the two sorts side by side, on rayon's
+//! global pool.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Origin, Result};
@@ -237,9 +239,9 @@ pub fn account_gpu_time(graph: &CorrelationGraph) -> Result<RunAccounting> {
     let mut iteration_groups: Vec<(u32, u32)> = Vec::new();
     let mut unattributed = Vec::new();
     let mut unmeasured = Vec::new();
-    let mut last_iteration: Option<(&EntityRef, Option<usize>)> = None;
+    let iteration_of = iteration_positions(graph);
 
-    for entry in graph.activities() {
+    for (entry, &iteration) in graph.activities().iter().zip(&iteration_of) {
         let activity = entry.body();
         if activity.attribution_status == AttributionStatus::Unresolved {
             unattributed.push(activity.activity_ref.clone());
@@ -266,21 +268,10 @@ pub fn account_gpu_time(graph: &CorrelationGraph) -> Result<RunAccounting> {
                     (devices.len() - 1) as u32
                 })
             });
-        let iteration = activity.iteration_ref.as_ref().and_then(|r| {
-            // Trace activities come in runs of one iteration: try the previous one first.
-            match last_iteration {
-                Some((previous, position)) if previous == r => position,
-                _ => {
-                    let position = graph.iterations().position_of(r);
-                    last_iteration = Some((r, position));
-                    position
-                }
-            }
-        });
-        let group = iteration.map(|iteration| {
-            let key = ((iteration as u64) << 32) | u64::from(device);
+        let group = (iteration != NO_ITERATION).then(|| {
+            let key = (u64::from(iteration) << 32) | u64::from(device);
             *iteration_group.entry(key).or_insert_with(|| {
-                iteration_groups.push((iteration as u32, device));
+                iteration_groups.push((iteration, device));
                 by_iteration.tallies.push(Tally::default());
                 (iteration_groups.len() - 1) as u32
             })
@@ -364,6 +355,44 @@ pub fn account_gpu_time(graph: &CorrelationGraph) -> Result<RunAccounting> {
         unattributed_activity_refs: unattributed,
         unmeasured_gpu_activity_refs: unmeasured,
     })
+}
+
+/// [`iteration_positions`]' mark for an activity counted in no iteration group.
+const NO_ITERATION: u32 = u32::MAX;
+
+/// For each activity (table order), the position of its iteration among the graph's
+/// iterations: [`NO_ITERATION`] when it is not a GPU activity, has no `iteration_ref`, or names
+/// no resolved iteration. The lookups are the accountant's largest cost on a trace delivered out
+/// of order, so they run in parallel; each worker first tries the previous activity's iteration,
+/// since a trace's kernels come in runs of one iteration.
+fn iteration_positions(graph: &CorrelationGraph) -> Vec<u32> {
+    let (activities, iterations) = (graph.activities(), graph.iterations());
+    (0..activities.len())
+        .into_par_iter()
+        .with_min_len(4096)
+        .map_init(
+            || None::<(&EntityRef, u32)>,
+            |last, position| {
+                let activity = activities[position].body();
+                let Some(reference) = activity.iteration_ref.as_ref() else {
+                    return NO_ITERATION;
+                };
+                if activity.activity_domain != ActivityDomain::Gpu {
+                    return NO_ITERATION;
+                }
+                if let Some((previous, found)) = *last
+                    && previous == reference
+                {
+                    return found;
+                }
+                let found = iterations
+                    .position_of(reference)
+                    .map_or(NO_ITERATION, |p| p as u32);
+                *last = Some((reference, found));
+                found
+            },
+        )
+        .collect()
 }
 
 /// `(start, end)` when the activity is measurable: a device UUID, a monotonic or device clock,

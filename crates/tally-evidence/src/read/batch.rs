@@ -1,6 +1,8 @@
 //! One batch of whole lines to records, in three phases: decode every line in parallel (rayon),
 //! resolve v4 context ids sequentially in file order, then assemble the resolved compact records
-//! in parallel. The first failing line in file order wins, whether it failed to decode or to
+//! in parallel. Compact records whose ids were defined before the batch are finished in the
+//! first phase (against the registry as it stood), so the last two phases see only the
+//! definitions and the records that name an id defined within the batch. The first failing line in file order wins, whether it failed to decode or to
 //! resolve, exactly as a sequential reader would report it.
 //!
 //! This module owns no I/O and no thread pool: it runs on whatever rayon pool calls it, and the
@@ -84,10 +86,13 @@ pub(crate) fn decode_batch(
     spans.clear();
     split_lines(bytes, &mut spans);
     let line_count = spans.len() as u64;
+    // The definitions before this batch, read-only while its lines decode in parallel: most
+    // compact records are finished right there.
+    let known = (!decoder.registry().is_empty()).then(|| decoder.registry());
     spans
         .par_iter()
         .with_min_len(MIN_LINES_PER_TASK)
-        .map(|s| decode_line(&bytes[s.start..s.end], at.offset + s.start as u64))
+        .map(|s| decode_line(&bytes[s.start..s.end], at.offset + s.start as u64, known))
         .collect_into_vec(&mut items);
     SPANS.set(spans);
 

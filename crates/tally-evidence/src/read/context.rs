@@ -163,7 +163,8 @@ impl CorrelationRecordDecoder {
     /// line, else the record (legacy, or a validated event with its context restored). Errors
     /// carry no origin; the file readers add it.
     pub fn decode(&mut self, json: &str) -> Result<Option<InferenceRecord>> {
-        let mut decoded = decode::decode_line(json.as_bytes(), 0).map_err(refusal)?;
+        let mut decoded =
+            decode::decode_line(json.as_bytes(), 0, Some(&self.registry)).map_err(refusal)?;
         self.resolve(&mut decoded).map_err(refusal)?;
         Ok(decoded.finish())
     }

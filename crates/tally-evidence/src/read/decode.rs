@@ -2,16 +2,19 @@
 //! and the classification of `evidence.md` §2.2: legacy, embedded event, v4 definition or v4
 //! compact record (§2.9).
 //!
-//! This module runs in parallel over the lines of a batch, so it never touches a registry: a
+//! This module runs in parallel over the lines of a batch, so it never changes a registry: a
 //! definition comes back with its validated context, a compact record with its context id and its
 //! fully checked body (everything the reference checks after the id lookup), and the caller
-//! resolves ids in file order (`context`, `batch`).
+//! resolves ids in file order (`context`, `batch`). A compact record whose id the definitions
+//! before its batch already name is finished here, against that read-only registry: in a v4
+//! file, that is nearly every record.
 
 use std::sync::Arc;
 
 use crate::fingerprint;
 use crate::model::{CorrelationContext, InferenceRecord, LegacyRecord, Text};
 
+use super::context::ContextRegistry;
 use super::events::{self, ContextSource, Embedded, EventParts, Fields};
 use super::fields::{self, Checked, Fault};
 use super::known;
@@ -69,7 +72,17 @@ impl Decoded {
 
 /// Decodes one physical line. `offset` is the line's byte offset in its input, for the UTF-8
 /// message.
-pub(crate) fn decode_line(bytes: &[u8], offset: u64) -> Checked<Decoded> {
+///
+/// `known` holds the context definitions of the lines before this line's batch, if any: a
+/// compact record whose id is already there comes back as a finished [`Decoded::Record`] (an id,
+/// once defined, names the same context for good: a conflicting redefinition is an error that
+/// ends the input before any later line counts). Any other compact record comes back
+/// [`Decoded::Compact`], for the caller to resolve in file order.
+pub(crate) fn decode_line(
+    bytes: &[u8],
+    offset: u64,
+    known: Option<&ContextRegistry>,
+) -> Checked<Decoded> {
     let text = match lines::utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
@@ -86,7 +99,7 @@ pub(crate) fn decode_line(bytes: &[u8], offset: u64) -> Checked<Decoded> {
 
     with_json(text, |line, parsed| match line {
         None => Err(Fault::Value("record must be an object".into())),
-        Some(wire) => classify(wire, text, parsed),
+        Some(wire) => classify(wire, text, parsed, known),
     })
 }
 
@@ -180,7 +193,12 @@ fn trim_json_space(text: &str) -> &str {
 }
 
 /// `CorrelationRecordDecoder._expand` then `decode_event` (`evidence.md` §2.2, §2.9).
-fn classify(wire: &RecordWire<'_>, text: &str, parsed: Parsed<'_>) -> Checked<Decoded> {
+fn classify(
+    wire: &RecordWire<'_>,
+    text: &str,
+    parsed: Parsed<'_>,
+    known: Option<&ContextRegistry>,
+) -> Checked<Decoded> {
     let rec = Fields {
         wire,
         lenient: parsed.lenient,
@@ -237,6 +255,13 @@ fn classify(wire: &RecordWire<'_>, text: &str, parsed: Parsed<'_>) -> Checked<De
         return Err(Fault::Value(
             "v4 event must have context_id and no context".into(),
         ));
+    }
+    // The lookup error, if any, would come before the body's own; a known id has none.
+    if let Some(context) = known.and_then(|registry| registry.find(&id).ok()) {
+        let parts = compact_event(&rec)?;
+        return Ok(Decoded::Record(InferenceRecord::Event(
+            parts.event(Arc::clone(context)),
+        )));
     }
     Ok(Decoded::Compact {
         id,

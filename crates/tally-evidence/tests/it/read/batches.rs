@@ -15,7 +15,11 @@ enum Line {
     Legacy,
     Blank,
     Define(u8),
+    /// A definition of the id with another context: a conflict once the id is defined.
+    Redefine(u8),
     Compact(u8, u32),
+    /// A compact record whose body is invalid (the id's lookup error, if any, wins).
+    BadCompact(u8),
     Broken,
 }
 
@@ -26,7 +30,9 @@ fn line_strategy() -> impl Strategy<Value = Line> {
         1 => Just(Line::Legacy),
         2 => Just(Line::Blank),
         2 => (0u8..3).prop_map(Line::Define),
+        1 => (0u8..3).prop_map(Line::Redefine),
         6 => (0u8..3, any::<u32>()).prop_map(|(c, n)| Line::Compact(c, n)),
+        1 => (0u8..3).prop_map(Line::BadCompact),
         1 => Just(Line::Broken),
     ]
 }
@@ -52,6 +58,14 @@ fn text(lines: &[(Line, u8)]) -> String {
             Line::Legacy => out.push_str(r#"{"event_type":"infer.summary","x":[1,2]}"#),
             Line::Blank => out.push_str(" \t"),
             Line::Define(c) => out.push_str(&definition(&format!("c{c}"))),
+            Line::Redefine(c) => out.push_str(
+                &definition(&format!("c{c}")).replace(r#""run_id":"r""#, r#""run_id":"other""#),
+            ),
+            Line::BadCompact(c) => out.push_str(&compact(
+                &format!("c{c}"),
+                "infer.iteration",
+                r#""iteration_ref":{"producer_id":"p","id":""}"#,
+            )),
             Line::Compact(c, n) => out.push_str(&compact(
                 &format!("c{c}"),
                 "infer.iteration",
