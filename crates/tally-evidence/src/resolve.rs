@@ -560,6 +560,10 @@ impl Resolver {
 
     /// Ends resolution: orders memberships and alignments and lists unresolved references.
     pub fn finish(self) -> CorrelationGraph {
+        // The identity index is done with: freed first, its memory serves the sort keys below
+        // instead of adding to the peak.
+        drop(self.identities);
+        drop(self.interner);
         let Tables {
             requests,
             iterations,

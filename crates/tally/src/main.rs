@@ -6,7 +6,6 @@
 //! (`error: <FILE>: line N: <message>` or `error: <message>`). Library crates never print; all
 //! output goes through [`printer`].
 
-mod alloc;
 mod cli;
 mod commands;
 mod evidence;
@@ -18,8 +17,14 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc rather than the system allocator: bulk reads (100,000 measurements for `tally
+/// status`) allocate many small strings and maps, where glibc malloc and its page faults cost
+/// ~100 ms of ~270 ms (docs/performance.md). Built without transparent huge pages (see the
+/// workspace `Cargo.toml`).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
-    alloc::tune();
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return exit::from_clap(&err),
