@@ -152,36 +152,54 @@ impl Groups {
     }
 
     /// Sorts and sweeps: per group, its `GpuTime` and covered span.
-    fn sweep(mut self) -> Vec<(GpuTime, Option<BusySpan>)> {
-        self.pieces
-            .sort_unstable_by_key(|p| (p.group, p.start, p.end));
-        let mut out: Vec<(GpuTime, Option<BusySpan>)> = self
-            .tallies
+    ///
+    /// The pieces are first placed group by group (a counting sort on the dense group ids), so
+    /// only each group's own pieces are sorted by start: small sorts for the many iteration
+    /// groups, and nearly sorted runs for the few device groups of a trace read in order.
+    fn sweep(self) -> Vec<(GpuTime, Option<BusySpan>)> {
+        let mut starts = vec![0usize; self.tallies.len() + 1];
+        for p in &self.pieces {
+            starts[p.group as usize + 1] += 1;
+        }
+        for g in 1..starts.len() {
+            starts[g] += starts[g - 1];
+        }
+        let mut placed = vec![(0, 0); self.pieces.len()];
+        let mut next = starts.clone();
+        for p in &self.pieces {
+            let at = &mut next[p.group as usize];
+            placed[*at] = (p.start, p.end);
+            *at += 1;
+        }
+        drop(self.pieces);
+        self.tallies
             .iter()
-            .map(|t| {
-                let time = GpuTime {
+            .enumerate()
+            .map(|(group, t)| {
+                let mut time = GpuTime {
                     summed_activity_ns: t.summed,
                     busy_ns: 0,
                     activity_count: t.count,
                 };
-                (time, None)
+                let run = &mut placed[starts[group]..starts[group + 1]];
+                if run.is_empty() {
+                    return (time, None);
+                }
+                run.sort_unstable_by_key(|&(start, _)| start);
+                let mut sweep = UnionSweep::new();
+                let mut last_end = Nanos::MIN;
+                for &(start, end) in run.iter() {
+                    sweep.push(Interval::new(start, end).expect("pieces are valid intervals"));
+                    last_end = last_end.max(end);
+                }
+                time.busy_ns = sweep.covered();
+                let span = BusySpan {
+                    start_ns: run[0].0,
+                    end_ns: last_end,
+                };
+                (time, Some(span))
             })
-            .collect();
-        for run in self.pieces.chunk_by(|a, b| a.group == b.group) {
-            let mut sweep = UnionSweep::new();
-            let mut last_end = Nanos::MIN;
-            for p in run {
-                sweep.push(Interval::new(p.start, p.end).expect("pieces are valid intervals"));
-                last_end = last_end.max(p.end);
-            }
-            let slot = &mut out[run[0].group as usize];
-            slot.0.busy_ns = sweep.covered();
-            slot.1 = Some(BusySpan {
-                start_ns: run[0].start,
-                end_ns: last_end,
-            });
-        }
-        out
+            .collect()
     }
 }
 
