@@ -19,8 +19,8 @@ use clap::Parser;
 
 /// mimalloc rather than the system allocator: bulk reads (100,000 measurements for `tally
 /// status`) allocate many small strings and maps, where glibc malloc and its page faults cost
-/// ~100 ms of ~270 ms (docs/performance.md). Built without transparent huge pages (see the
-/// workspace `Cargo.toml`).
+/// ~100 ms of ~270 ms (docs/performance.md). `tally trace` turns transparent huge pages off for
+/// its process (`commands/trace/pages.rs`); every other command keeps them.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

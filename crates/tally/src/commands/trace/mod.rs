@@ -6,6 +6,7 @@ mod align;
 mod convert;
 mod import;
 mod output;
+mod pages;
 mod parse_only;
 mod perfetto;
 mod shares;
@@ -16,6 +17,7 @@ use crate::exit::Status;
 
 /// Runs one `tally trace` subcommand.
 pub fn run(command: TraceCommand) -> anyhow::Result<Status> {
+    pages::prefer_small();
     match command {
         TraceCommand::Account(args) => account::run(&args),
         TraceCommand::Align(args) => align::run(&args),
