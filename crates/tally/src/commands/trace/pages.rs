@@ -14,3 +14,13 @@ pub fn prefer_small() {
     #[cfg(target_os = "linux")]
     let _ = nix::sys::prctl::set_thp_disable(true);
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #[test]
+    fn the_process_asks_for_small_pages() {
+        super::prefer_small();
+        // The flag is per process: this test binary now faults in small pages too, harmlessly.
+        assert_eq!(nix::sys::prctl::get_thp_disable(), Ok(true));
+    }
+}
