@@ -2,8 +2,9 @@
 //! resolve v4 context ids sequentially in file order, then assemble the resolved compact records
 //! in parallel. Compact records whose ids were defined before the batch are finished in the
 //! first phase (against the registry as it stood), so the last two phases see only the
-//! definitions and the records that name an id defined within the batch. The first failing line in file order wins, whether it failed to decode or to
-//! resolve, exactly as a sequential reader would report it.
+//! definitions and the records that name an id defined within the batch. The first failing line
+//! in file order wins, whether it failed to decode or to resolve, exactly as a sequential reader
+//! would report it.
 //!
 //! This module owns no I/O and no thread pool: it runs on whatever rayon pool calls it, and the
 //! caller (`drive`) decides where batches come from and where records go.
