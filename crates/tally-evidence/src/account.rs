@@ -10,11 +10,10 @@
 //!
 //! Representation: intervals of all groups go into one flat list per group kind (device, and
 //! iteration × device), which is placed group by group (a counting sort on group ids), sorted
-//! by start within each group and swept ([`crate::interval`]). Sums
-//! use checked arithmetic; an overflow is [`Error::OutOfRange`], never a wrap. The accountant never
-//! splits shared time among requests (that is [`crate::shares`], which only validates a split).
-//! No I/O; the iteration lookups run in parallel, and the two sorts side by side, on rayon's
-//! global pool.
+//! by start within each group and swept ([`crate::interval`]). Sums use checked arithmetic; an
+//! overflow is [`Error::OutOfRange`], never a wrap. The accountant never splits shared time among
+//! requests (that is [`crate::shares`], which only validates a split). No I/O; the iteration
+//! lookups run in parallel, and the two sweeps side by side, on rayon's global pool.
 
 use std::collections::BTreeMap;
 use std::fmt;
