@@ -6,7 +6,9 @@ use std::io::Write;
 
 use rayon::prelude::*;
 use serde::Serialize;
-use tally_evidence::{CorrelationGraph, EntityRef, IterationTiming, RunAccounting};
+use tally_evidence::{
+    CorrelationGraph, EntityRef, IterationTiming, RunAccounting, UnresolvedReference,
+};
 
 use super::json::{GpuTimeJson, RefJson};
 
@@ -35,6 +37,38 @@ struct IterationJson<'a> {
     gpu: Vec<GpuTimeJson<'a>>,
 }
 
+impl CountsJson {
+    fn of(graph: &CorrelationGraph) -> Self {
+        let counts = graph.counts();
+        Self {
+            requests: counts.requests,
+            iterations: counts.iterations,
+            stages: counts.stages,
+            memberships: counts.memberships,
+            activities: counts.activities,
+            alignments: counts.alignments,
+        }
+    }
+}
+
+impl<'a> From<&'a UnresolvedReference> for UnresolvedJson<'a> {
+    fn from(u: &'a UnresolvedReference) -> Self {
+        Self {
+            event_id: &u.event_id,
+            kind: u.kind.as_str(),
+            reference: (&u.reference).into(),
+        }
+    }
+}
+
+fn device_totals_json(accounting: &RunAccounting) -> Vec<GpuTimeJson<'_>> {
+    accounting
+        .device_totals
+        .iter()
+        .map(|(k, t)| GpuTimeJson::new(k, t))
+        .collect()
+}
+
 /// Writes the contract object on one line to `out`, streamed: the object of a million-record
 /// trace is tens of megabytes and is never held whole in memory. The long lists (iterations and
 /// reference lists) are rendered on both cores, a bounded window of chunks at a time, and
@@ -45,37 +79,19 @@ pub fn write(
     accounting: &RunAccounting,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
-    let counts = graph.counts();
-    let counts = CountsJson {
-        requests: counts.requests,
-        iterations: counts.iterations,
-        stages: counts.stages,
-        memberships: counts.memberships,
-        activities: counts.activities,
-        alignments: counts.alignments,
-    };
     let iterations: Vec<_> = accounting.iterations.iter().collect();
-    let device_totals: Vec<GpuTimeJson<'_>> = accounting
-        .device_totals
-        .iter()
-        .map(|(k, t)| GpuTimeJson::new(k, t))
-        .collect();
     out.write_all(b"{\"run_id\":")?;
     serde_json::to_writer(&mut *out, &accounting.run_id.as_deref())?;
     out.write_all(b",\"counts\":")?;
-    serde_json::to_writer(&mut *out, &counts)?;
+    serde_json::to_writer(&mut *out, &CountsJson::of(graph))?;
     out.write_all(b",\"unresolved\":")?;
-    write_list(out, graph.unresolved(), |u| UnresolvedJson {
-        event_id: &u.event_id,
-        kind: u.kind.as_str(),
-        reference: (&u.reference).into(),
-    })?;
+    write_list(out, graph.unresolved(), UnresolvedJson::from)?;
     out.write_all(b",\"iterations\":")?;
     write_list(out, &iterations, |&(iteration_ref, timing)| {
         iteration_json(iteration_ref, timing)
     })?;
     out.write_all(b",\"device_totals\":")?;
-    serde_json::to_writer(&mut *out, &device_totals)?;
+    serde_json::to_writer(&mut *out, &device_totals_json(accounting))?;
     out.write_all(b",\"unattributed_activity_refs\":")?;
     write_list(out, &accounting.unattributed_activity_refs, RefJson::from)?;
     out.write_all(b",\"unmeasured_gpu_activity_refs\":")?;
@@ -155,36 +171,16 @@ mod tests {
 
     /// The whole object in one piece, as `serde_json` writes it: what [`write`] must match.
     fn one_piece(graph: &CorrelationGraph, accounting: &RunAccounting) -> Vec<u8> {
-        let counts = graph.counts();
         let value = AccountJson {
             run_id: accounting.run_id.as_deref(),
-            counts: CountsJson {
-                requests: counts.requests,
-                iterations: counts.iterations,
-                stages: counts.stages,
-                memberships: counts.memberships,
-                activities: counts.activities,
-                alignments: counts.alignments,
-            },
-            unresolved: graph
-                .unresolved()
-                .iter()
-                .map(|u| UnresolvedJson {
-                    event_id: &u.event_id,
-                    kind: u.kind.as_str(),
-                    reference: (&u.reference).into(),
-                })
-                .collect(),
+            counts: CountsJson::of(graph),
+            unresolved: graph.unresolved().iter().map(Into::into).collect(),
             iterations: accounting
                 .iterations
                 .iter()
                 .map(|(r, t)| iteration_json(r, t))
                 .collect(),
-            device_totals: accounting
-                .device_totals
-                .iter()
-                .map(|(k, t)| GpuTimeJson::new(k, t))
-                .collect(),
+            device_totals: device_totals_json(accounting),
             unattributed_activity_refs: accounting
                 .unattributed_activity_refs
                 .iter()
