@@ -12,14 +12,15 @@
 //! iteration × device), which is placed group by group (a counting sort on group ids), sorted
 //! by start within each group and swept ([`crate::interval`]). Sums use checked arithmetic; an
 //! overflow is [`Error::OutOfRange`], never a wrap. The accountant never splits shared time among
-//! requests (that is [`crate::shares`], which only validates a split). No I/O; the iteration
-//! lookups run in parallel, and the two sweeps side by side, on rayon's global pool.
+//! requests (that is [`crate::shares`], which only validates a split). No I/O. Each activity's
+//! iteration was found by the resolver while it checked references. The grouping, the two
+//! sorted reference lists and the iterations' timings are made side by side, and then the two
+//! sweeps, on rayon's global pool.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Origin, Result};
@@ -29,6 +30,7 @@ use crate::model::{
     Nanos, Text,
 };
 use crate::resolve::{CorrelationGraph, ResolvedEvent};
+use crate::text_order;
 
 /// The group key of GPU time: `(device_uuid, clock_domain, clock_kind)` of the activity's
 /// context (the host is not part of it). Ordered by those three strings, as the JSON lists are.
@@ -247,119 +249,30 @@ fn busy_intervals(
 /// Errors only with [`Error::OutOfRange`], when a sum would not fit `u64` nanoseconds or an
 /// interval or elapsed time would not fit `i64`.
 pub fn account_gpu_time(graph: &CorrelationGraph) -> Result<RunAccounting> {
-    let mut devices: Vec<DeviceClock> = Vec::new();
-    let mut device_of_key: FxHashMap<DeviceClock, u32> = FxHashMap::default();
-    // Contexts are interned by the resolver, so a context's address names its device group.
-    let mut device_of_context: FxHashMap<usize, u32> = FxHashMap::default();
-    let mut by_device = Groups::default();
-    let mut by_iteration = Groups::default();
-    let mut iteration_group: FxHashMap<u64, u32> = FxHashMap::default();
-    let mut iteration_groups: Vec<(u32, u32)> = Vec::new();
-    let mut unattributed = Vec::new();
-    let mut unmeasured = Vec::new();
-    let iteration_of = iteration_positions(graph);
-    // One interval per activity is the usual case: room for it up front, instead of doubling
-    // buffers whose copies add to the peak.
-    by_device.pieces.reserve(iteration_of.len());
-    by_iteration.pieces.reserve(iteration_of.len());
-
-    for (entry, &iteration) in graph.activities().iter().zip(&iteration_of) {
-        let activity = entry.body();
-        if activity.attribution_status == AttributionStatus::Unresolved {
-            unattributed.push(activity.activity_ref.clone());
-        }
-        if activity.activity_domain != ActivityDomain::Gpu {
-            continue;
-        }
-        let Some((start, end)) = measurable_span(entry) else {
-            unmeasured.push(activity.activity_ref.clone());
-            continue;
-        };
-        let device = *device_of_context
-            .entry(Arc::as_ptr(entry.context_arc()) as usize)
-            .or_insert_with(|| {
-                let ctx = entry.context();
-                let key = DeviceClock {
-                    device_uuid: ctx.device_uuid.clone().expect("measurable has a uuid"),
-                    clock_domain: ctx.clock_domain.clone(),
-                    clock_kind: ctx.clock_kind,
-                };
-                *device_of_key.entry(key.clone()).or_insert_with(|| {
-                    devices.push(key);
-                    by_device.tallies.push(Tally::default());
-                    (devices.len() - 1) as u32
-                })
-            });
-        let group = (iteration != NO_ITERATION).then(|| {
-            let key = (u64::from(iteration) << 32) | u64::from(device);
-            *iteration_group.entry(key).or_insert_with(|| {
-                iteration_groups.push((iteration, device));
-                by_iteration.tallies.push(Tally::default());
-                (iteration_groups.len() - 1) as u32
-            })
-        });
-        let mut summed: u64 = 0;
-        let mut overflowed = false;
-        busy_intervals(activity, start, end, |interval| {
-            match summed.checked_add(interval.len()) {
-                Some(s) => summed = s,
-                None => overflowed = true,
-            }
-            by_device.add(device, interval);
-            if let Some(group) = group {
-                by_iteration.add(group, interval);
-            }
-        })?;
-        let what = || format!("summed activity time of {}", activity.activity_ref);
-        if overflowed {
-            return Err(overflow(&what()));
-        }
-        by_device.count(device, summed, &what)?;
-        if let Some(group) = group {
-            by_iteration.count(group, summed, &what)?;
-        }
-    }
-
-    // The two sorts and sweeps, and the sorts of the two lists, are independent: both cores
-    // take a share.
-    let ((device_sweep, iteration_sweep), ()) = rayon::join(
-        || rayon::join(|| by_device.sweep(), || by_iteration.sweep()),
-        || {
-            unattributed.sort_unstable();
-            unattributed.dedup();
-            unmeasured.sort_unstable();
-            unmeasured.dedup();
-        },
-    );
-    let mut timings = graph
-        .iterations()
-        .iter()
-        .map(|it| {
-            let b = it.body();
-            let elapsed_ns = match it.elapsed_of(b.start_ns, b.end_ns) {
-                None => None,
-                Some(e) => Some(Nanos::try_from(e).map_err(|_| Error::OutOfRange {
-                    origin: Origin::default(),
-                    message: format!("elapsed time of iteration {} exceeds i64", b.iteration_ref),
-                })?),
-            };
-            Ok(IterationTiming {
-                elapsed_ns,
-                gpu: BTreeMap::new(),
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    // Three independent parts side by side: the grouping of GPU intervals (sequential, as it
+    // numbers the groups), the two sorted reference lists, and the iterations' elapsed times in
+    // key order. The grouping, which allocates the most, stays on the calling thread, where the
+    // memory the resolver freed last is.
+    let (mut lists, mut iterations) = (None, None);
+    let grouped = rayon::in_place_scope(|scope| {
+        scope.spawn(|_| lists = Some(ReferenceLists::of(graph)));
+        scope.spawn(|_| iterations = Some(iteration_timings(graph)));
+        Grouped::of(graph)
+    });
+    let lists = lists.expect("the lists were made");
+    let Grouped {
+        devices,
+        by_device,
+        by_iteration,
+        iteration_groups,
+    } = grouped?;
+    let (mut iterations, position_of_sorted) = iterations.expect("the timings were made")?;
+    let (device_sweep, iteration_sweep) =
+        rayon::join(|| by_device.sweep(), || by_iteration.sweep());
     for (&(iteration, device), (time, _)) in iteration_groups.iter().zip(iteration_sweep) {
-        timings[iteration as usize]
-            .gpu
-            .insert(devices[device as usize].clone(), time);
+        let (_, timing) = &mut iterations[position_of_sorted[iteration as usize] as usize];
+        timing.gpu.insert(devices[device as usize].clone(), time);
     }
-    let iterations = graph
-        .iterations()
-        .iter()
-        .zip(timings)
-        .map(|(it, timing)| (it.body().iteration_ref.clone(), timing))
-        .collect();
 
     let mut device_totals = BTreeMap::new();
     let mut device_spans = BTreeMap::new();
@@ -371,50 +284,173 @@ pub fn account_gpu_time(graph: &CorrelationGraph) -> Result<RunAccounting> {
     }
     Ok(RunAccounting {
         run_id: graph.run_id().cloned(),
-        iterations,
+        // Already in key order: the map is built without sorting.
+        iterations: iterations.into_iter().collect(),
         device_totals,
         device_spans,
-        unattributed_activity_refs: unattributed,
-        unmeasured_gpu_activity_refs: unmeasured,
+        unattributed_activity_refs: lists.unattributed,
+        unmeasured_gpu_activity_refs: lists.unmeasured,
     })
 }
 
-/// [`iteration_positions`]' mark for an activity counted in no iteration group.
-const NO_ITERATION: u32 = u32::MAX;
+/// The busy intervals of every measurable GPU activity, placed in their device group and, when
+/// linked to a resolved iteration, in their iteration × device group.
+struct Grouped {
+    /// The device clocks, by group id.
+    devices: Vec<DeviceClock>,
+    by_device: Groups,
+    by_iteration: Groups,
+    /// `(iteration position, device group)` of each iteration group, by group id.
+    iteration_groups: Vec<(u32, u32)>,
+}
 
-/// For each activity (table order), the position of its iteration among the graph's
-/// iterations: [`NO_ITERATION`] when it is not a GPU activity, has no `iteration_ref`, or names
-/// no resolved iteration. The lookups are the accountant's largest cost on a trace delivered out
-/// of order, so they run in parallel; each worker first tries the previous activity's iteration,
-/// since a trace's kernels come in runs of one iteration.
-fn iteration_positions(graph: &CorrelationGraph) -> Vec<u32> {
-    let (activities, iterations) = (graph.activities(), graph.iterations());
-    (0..activities.len())
-        .into_par_iter()
-        .with_min_len(4096)
-        .map_init(
-            || None::<(&EntityRef, u32)>,
-            |last, position| {
-                let activity = activities[position].body();
-                let Some(reference) = activity.iteration_ref.as_ref() else {
-                    return NO_ITERATION;
-                };
-                if activity.activity_domain != ActivityDomain::Gpu {
-                    return NO_ITERATION;
+impl Grouped {
+    fn of(graph: &CorrelationGraph) -> Result<Self> {
+        let mut devices: Vec<DeviceClock> = Vec::new();
+        let mut device_of_key: FxHashMap<DeviceClock, u32> = FxHashMap::default();
+        // Contexts are interned by the resolver, so a context's address names its device group.
+        let mut device_of_context: FxHashMap<usize, u32> = FxHashMap::default();
+        let mut by_device = Groups::default();
+        let mut by_iteration = Groups::default();
+        let mut iteration_group: FxHashMap<u64, u32> = FxHashMap::default();
+        let mut iteration_groups: Vec<(u32, u32)> = Vec::new();
+        let iteration_of = graph.activity_iterations();
+        debug_assert_eq!(iteration_of.len(), graph.activities().len());
+        let iteration_count = graph.iterations().len();
+        // One interval per activity is the usual case: room for it up front, instead of
+        // doubling buffers whose copies add to the peak.
+        by_device.pieces.reserve(iteration_of.len());
+        by_iteration.pieces.reserve(iteration_of.len());
+
+        for (entry, &iteration) in graph.activities().iter().zip(iteration_of) {
+            let activity = entry.body();
+            if activity.activity_domain != ActivityDomain::Gpu {
+                continue;
+            }
+            let Some((start, end)) = measurable_span(entry) else {
+                continue;
+            };
+            let device = *device_of_context
+                .entry(Arc::as_ptr(entry.context_arc()) as usize)
+                .or_insert_with(|| {
+                    let ctx = entry.context();
+                    let key = DeviceClock {
+                        device_uuid: ctx.device_uuid.clone().expect("measurable has a uuid"),
+                        clock_domain: ctx.clock_domain.clone(),
+                        clock_kind: ctx.clock_kind,
+                    };
+                    *device_of_key.entry(key.clone()).or_insert_with(|| {
+                        devices.push(key);
+                        by_device.tallies.push(Tally::default());
+                        (devices.len() - 1) as u32
+                    })
+                });
+            let group = ((iteration as usize) < iteration_count).then(|| {
+                let key = (u64::from(iteration) << 32) | u64::from(device);
+                *iteration_group.entry(key).or_insert_with(|| {
+                    iteration_groups.push((iteration, device));
+                    by_iteration.tallies.push(Tally::default());
+                    (iteration_groups.len() - 1) as u32
+                })
+            });
+            let mut summed: u64 = 0;
+            let mut overflowed = false;
+            busy_intervals(activity, start, end, |interval| {
+                match summed.checked_add(interval.len()) {
+                    Some(s) => summed = s,
+                    None => overflowed = true,
                 }
-                if let Some((previous, found)) = *last
-                    && previous == reference
-                {
-                    return found;
+                by_device.add(device, interval);
+                if let Some(group) = group {
+                    by_iteration.add(group, interval);
                 }
-                let found = iterations
-                    .position_of(reference)
-                    .map_or(NO_ITERATION, |p| p as u32);
-                *last = Some((reference, found));
-                found
-            },
-        )
-        .collect()
+            })?;
+            let what = || format!("summed activity time of {}", activity.activity_ref);
+            if overflowed {
+                return Err(overflow(&what()));
+            }
+            by_device.count(device, summed, &what)?;
+            if let Some(group) = group {
+                by_iteration.count(group, summed, &what)?;
+            }
+        }
+        Ok(Self {
+            devices,
+            by_device,
+            by_iteration,
+            iteration_groups,
+        })
+    }
+}
+
+/// The activities listed rather than measured, each list sorted.
+struct ReferenceLists {
+    /// `attribution_status` `unresolved`, any domain.
+    unattributed: Vec<EntityRef>,
+    /// GPU activities that cannot be measured.
+    unmeasured: Vec<EntityRef>,
+}
+
+impl ReferenceLists {
+    fn of(graph: &CorrelationGraph) -> Self {
+        let mut unattributed = Vec::new();
+        let mut unmeasured = Vec::new();
+        for entry in graph.activities().iter() {
+            let activity = entry.body();
+            if activity.attribution_status == AttributionStatus::Unresolved {
+                unattributed.push(activity.activity_ref.clone());
+            }
+            if activity.activity_domain == ActivityDomain::Gpu && measurable_span(entry).is_none() {
+                unmeasured.push(activity.activity_ref.clone());
+            }
+        }
+        rayon::join(
+            || text_order::sort_refs(&mut unattributed),
+            || text_order::sort_refs(&mut unmeasured),
+        );
+        Self {
+            unattributed,
+            unmeasured,
+        }
+    }
+}
+
+/// Every iteration's reference and timing without GPU time, sorted by reference, with each
+/// table position's place in that order.
+fn iteration_timings(
+    graph: &CorrelationGraph,
+) -> Result<(Vec<(EntityRef, IterationTiming)>, Vec<u32>)> {
+    let table = graph.iterations();
+    let timings = table
+        .iter()
+        .map(|it| {
+            let b = it.body();
+            let elapsed_ns = match it.elapsed_of(b.start_ns, b.end_ns) {
+                None => None,
+                Some(e) => Some(Nanos::try_from(e).map_err(|_| Error::OutOfRange {
+                    origin: Origin::default(),
+                    message: format!("elapsed time of iteration {} exceeds i64", b.iteration_ref),
+                })?),
+            };
+            let timing = IterationTiming {
+                elapsed_ns,
+                gpu: BTreeMap::new(),
+            };
+            Ok((b.iteration_ref.clone(), timing))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut order: Vec<u32> = (0..timings.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| timings[a as usize].0.cmp(&timings[b as usize].0));
+    let mut place = vec![0u32; order.len()];
+    for (sorted, &position) in order.iter().enumerate() {
+        place[position as usize] = sorted as u32;
+    }
+    let mut slots: Vec<Option<_>> = timings.into_iter().map(Some).collect();
+    let timings = order
+        .iter()
+        .map(|&position| slots[position as usize].take().expect("each position once"))
+        .collect();
+    Ok((timings, place))
 }
 
 /// `(start, end)` when the activity is measurable: a device UUID, a monotonic or device clock,

@@ -21,6 +21,7 @@ pub mod model;
 pub mod read;
 pub mod resolve;
 pub mod shares;
+mod text_order;
 pub mod write;
 
 pub use account::{

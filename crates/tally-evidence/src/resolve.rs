@@ -75,6 +75,8 @@ pub struct CorrelationGraph {
     memberships: EntityTable<MembershipEvent>,
     membership_order: Vec<u32>,
     activities: EntityTable<ActivityReferenceEvent>,
+    /// Per activity, the position of its iteration (see [`Self::activity_iterations`]).
+    activity_iterations: Vec<u32>,
     alignments: EntityTable<ClockAlignmentEvent>,
     alignment_order: Vec<u32>,
     unresolved: Vec<UnresolvedReference>,
@@ -118,6 +120,12 @@ impl CorrelationGraph {
     /// Activities keyed by `activity_ref`.
     pub fn activities(&self) -> &EntityTable<ActivityReferenceEvent> {
         &self.activities
+    }
+    /// For each activity (table order), the position in [`iterations`](Self::iterations) of
+    /// the iteration its `iteration_ref` names; a value past the table's end when it has none
+    /// or names no iteration. Found once, while the references are checked.
+    pub(crate) fn activity_iterations(&self) -> &[u32] {
+        &self.activity_iterations
     }
     /// Clock alignments sorted by `(session_id, producer_id, event_id)` (the reference's order).
     pub fn alignments(&self) -> SortedView<'_, ClockAlignmentEvent> {
@@ -573,7 +581,7 @@ impl Resolver {
             alignments,
         } = self.tables;
         // The sorts and the reference checks are independent: both cores take one each.
-        let ((membership_order, alignment_order), checked) = rayon::join(
+        let ((membership_order, alignment_order), mut checked) = rayon::join(
             || {
                 (
                     order::identity_order(&memberships),
@@ -582,6 +590,7 @@ impl Resolver {
             },
             || unresolved::check(&requests, &iterations, &stages, &memberships, &activities),
         );
+        let activity_iterations = std::mem::take(&mut checked.activity_iterations);
         let unresolved =
             unresolved::unresolved_references(checked, &memberships, &membership_order);
         CorrelationGraph {
@@ -592,6 +601,7 @@ impl Resolver {
             memberships,
             membership_order,
             activities,
+            activity_iterations,
             alignments,
             alignment_order,
             unresolved,

@@ -57,18 +57,18 @@ pub struct UnresolvedReference {
     pub reference: EntityRef,
 }
 
-/// A yes/no question about references, with the last answer kept.
-struct Memo<'a, F> {
-    last: Option<(&'a EntityRef, bool)>,
+/// A question about references, with the last answer kept.
+struct Memo<'a, F, T> {
+    last: Option<(&'a EntityRef, T)>,
     ask: F,
 }
 
-impl<'a, F: Fn(&EntityRef) -> bool> Memo<'a, F> {
+impl<'a, F: Fn(&EntityRef) -> T, T: Copy> Memo<'a, F, T> {
     fn new(ask: F) -> Self {
         Self { last: None, ask }
     }
 
-    fn check(&mut self, reference: &'a EntityRef) -> bool {
+    fn check(&mut self, reference: &'a EntityRef) -> T {
         match self.last {
             Some((last, answer)) if last == reference => answer,
             _ => {
@@ -80,6 +80,13 @@ impl<'a, F: Fn(&EntityRef) -> bool> Memo<'a, F> {
     }
 }
 
+/// An activity's entry in [`Checked::activity_iterations`] when it has no `iteration_ref`.
+pub(crate) const NO_ITERATION_REF: u32 = u32::MAX;
+
+/// An activity's entry in [`Checked::activity_iterations`] when its `iteration_ref` names no
+/// iteration.
+const MISSING_ITERATION: u32 = u32::MAX - 1;
+
 /// The references of one kept event that name no entity, as `(kind, reference)`.
 type Notes<'a> = Vec<(ReferenceKind, &'a EntityRef)>;
 
@@ -89,6 +96,10 @@ pub(super) struct Checked<'a> {
     memberships: Vec<(u32, Notes<'a>)>,
     stages: Vec<(&'a Text, Notes<'a>)>,
     activities: Vec<(&'a Text, Notes<'a>)>,
+    /// For each activity (table order), the table position of the iteration its
+    /// `iteration_ref` names; [`NO_ITERATION_REF`] or another value past the iteration table
+    /// when there is none. The accountant uses these instead of looking them up again.
+    pub activity_iterations: Vec<u32>,
 }
 
 /// Checks every reference of §4.3 against the tables, each table's entries in parallel (the
@@ -106,13 +117,13 @@ pub(super) fn check<'a>(
     let memos = || {
         (
             Memo::new(|r: &EntityRef| requested.contains(r)),
-            Memo::new(|r: &EntityRef| iterations.contains(r)),
+            Memo::new(|r: &EntityRef| iterations.position_of(r)),
         )
     };
     let memberships = (0..memberships.len())
         .into_par_iter()
         .with_min_len(MIN_PER_TASK)
-        .map_init(memos, |(is_requested, is_iteration), position| {
+        .map_init(memos, |(is_requested, iteration_of), position| {
             let b = memberships[position].body();
             let mut notes = Notes::new();
             if !is_requested.check(&b.request_ref) {
@@ -122,7 +133,7 @@ pub(super) fn check<'a>(
             {
                 notes.push((ReferenceKind::Attempt, attempt));
             }
-            if !is_iteration.check(&b.iteration_ref) {
+            if iteration_of.check(&b.iteration_ref).is_none() {
                 notes.push((ReferenceKind::Iteration, &b.iteration_ref));
             }
             (!notes.is_empty()).then_some((position as u32, notes))
@@ -132,7 +143,7 @@ pub(super) fn check<'a>(
     let stages = (0..stages.len())
         .into_par_iter()
         .with_min_len(MIN_PER_TASK)
-        .map_init(memos, |(is_requested, is_iteration), position| {
+        .map_init(memos, |(is_requested, iteration_of), position| {
             let s = &stages[position];
             let b = s.body();
             let mut notes = Notes::new();
@@ -142,7 +153,7 @@ pub(super) fn check<'a>(
                 notes.push((ReferenceKind::Request, request));
             }
             if let Some(iteration) = &b.iteration_ref
-                && !is_iteration.check(iteration)
+                && iteration_of.check(iteration).is_none()
             {
                 notes.push((ReferenceKind::Iteration, iteration));
             }
@@ -150,21 +161,34 @@ pub(super) fn check<'a>(
         })
         .flatten()
         .collect();
-    let activities = (0..activities.len())
+    let activity_iterations: Vec<u32> = (0..activities.len())
         .into_par_iter()
         .with_min_len(MIN_PER_TASK)
-        .map_init(memos, |(_, is_iteration), position| {
-            let a = &activities[position];
-            let iteration = a.body().iteration_ref.as_ref()?;
-            let missing = !is_iteration.check(iteration);
-            missing.then(|| (a.event_id(), vec![(ReferenceKind::Iteration, iteration)]))
+        .map_init(memos, |(_, iteration_of), position| {
+            match &activities[position].body().iteration_ref {
+                None => NO_ITERATION_REF,
+                Some(iteration) => iteration_of
+                    .check(iteration)
+                    .map_or(MISSING_ITERATION, |p| p as u32),
+            }
         })
-        .flatten()
+        .collect();
+    // Dangling iteration references are rare: found from the positions, in table order.
+    let activities = activity_iterations
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| **p == MISSING_ITERATION)
+        .map(|(position, _)| {
+            let a = &activities[position];
+            let iteration = a.body().iteration_ref.as_ref().expect("has a reference");
+            (a.event_id(), vec![(ReferenceKind::Iteration, iteration)])
+        })
         .collect();
     Checked {
         memberships,
         stages,
         activities,
+        activity_iterations,
     }
 }
 
