@@ -435,7 +435,8 @@ pub(crate) struct Hashes {
 }
 
 impl Hashes {
-    fn of(event: &CorrelationEvent) -> Self {
+    /// The hashes of `event` (a pure function of it, so any thread may compute them).
+    pub(crate) fn of(event: &CorrelationEvent) -> Self {
         let context = event.context();
         Self {
             identity: identity_hash(&context.session_id, &context.producer_id, event.event_id()),
@@ -495,7 +496,12 @@ impl Resolver {
     /// sees records ahead calls this a few records before [`push_hashed`](Self::push_hashed).
     /// It changes nothing.
     pub(crate) fn prepare(&self, event: &CorrelationEvent) -> Hashes {
-        let hashes = Hashes::of(event);
+        self.touch(event, Hashes::of(event))
+    }
+
+    /// [`prepare`](Self::prepare) with the event's hashes already computed (by
+    /// [`Hashes::of`]); gives them back.
+    pub(crate) fn touch(&self, event: &CorrelationEvent, hashes: Hashes) -> Hashes {
         self.identities.touch(hashes.identity);
         self.tables.touch(event, hashes.key);
         hashes

@@ -12,6 +12,7 @@
 use rayon::prelude::*;
 
 use crate::model::InferenceRecord;
+use crate::resolve::Hashes;
 
 use super::context::CorrelationRecordDecoder;
 use super::decode::{Decoded, decode_line};
@@ -35,7 +36,7 @@ pub(crate) struct Position {
 pub(crate) struct BatchRecords {
     /// One item per physical line from the batch's first line, up to the failure: records,
     /// and blank items for blank lines and definitions. Nothing is moved between the phases.
-    items: Vec<Result<Decoded, Fault>>,
+    items: Items,
     first_line: u64,
     /// The first failing line and why; no line after it was looked at.
     pub failure: Option<(u64, Fault)>,
@@ -43,29 +44,59 @@ pub(crate) struct BatchRecords {
     pub line_count: u64,
 }
 
-/// The item buffer of a batch, kept for the next batch once delivered: a batch's items fill
+/// The item buffers of a batch, kept for the next batch once delivered: a batch's items fill
 /// megabytes, and fresh memory for each batch would be page-faulted in every time.
-pub(crate) type Items = Vec<Result<Decoded, Fault>>;
+#[derive(Debug, Default)]
+pub(crate) struct Items {
+    decoded: Vec<Result<Decoded, Fault>>,
+    /// Per item, when asked for: the resolver's hashes of its event, computed on the parse
+    /// thread while the event's texts are in that core's cache (`None` for anything else).
+    hashes: Vec<Option<Hashes>>,
+}
+
+impl Items {
+    /// Empty buffers.
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+}
 
 impl BatchRecords {
     /// `(line, record)` for every record before the failure, in file order, taken out of the
     /// batch (whose buffer [`into_items`](Self::into_items) then gives back, empty).
     pub(crate) fn drain_records(&mut self) -> impl Iterator<Item = (u64, InferenceRecord)> + '_ {
         (self.first_line..)
-            .zip(self.items.drain(..))
+            .zip(self.items.decoded.drain(..))
             .filter_map(|(line, item)| Some((line, item.ok()?.finish()?)))
     }
 
-    /// The line of the first item, and the items (up to the failure) taken out in file order;
-    /// what the drain has not yet given is its `as_slice`.
-    pub(crate) fn drain_items(&mut self) -> (u64, std::vec::Drain<'_, Result<Decoded, Fault>>) {
-        (self.first_line, self.items.drain(..))
+    /// The line of the first item, the items (up to the failure) taken out in file order (what
+    /// the drain has not yet given is its `as_slice`), and their hashes by position (empty
+    /// unless the batch was decoded with them).
+    pub(crate) fn drain_items(
+        &mut self,
+    ) -> (
+        u64,
+        std::vec::Drain<'_, Result<Decoded, Fault>>,
+        &[Option<Hashes>],
+    ) {
+        let Items { decoded, hashes } = &mut self.items;
+        (self.first_line, decoded.drain(..), hashes)
     }
 
-    /// The batch's item buffer, emptied, for reuse.
+    /// The batch's item buffers, emptied, for reuse.
     pub(crate) fn into_items(mut self) -> Items {
-        self.items.clear();
+        self.items.decoded.clear();
+        self.items.hashes.clear();
         self.items
+    }
+}
+
+/// The resolver's hashes of a decoded event.
+fn hashes_of(item: &Result<Decoded, Fault>) -> Option<Hashes> {
+    match item {
+        Ok(Decoded::Record(InferenceRecord::Event(event))) => Some(Hashes::of(event)),
+        _ => None,
     }
 }
 
@@ -76,13 +107,19 @@ thread_local! {
 
 /// Decodes one batch of whole lines (`bytes` never ends inside a line, except at the end of the
 /// input) starting at `at`.
-/// `items` is an empty buffer to fill (its capacity is reused).
+/// `buffers` are empty buffers to fill (their capacity is reused). With `hashed`, each event's
+/// resolver hashes are computed too (see [`BatchRecords::drain_items`]).
 pub(crate) fn decode_batch(
     bytes: &[u8],
     at: Position,
     decoder: &mut CorrelationRecordDecoder,
-    mut items: Items,
+    buffers: Items,
+    hashed: bool,
 ) -> BatchRecords {
+    let Items {
+        decoded: mut items,
+        mut hashes,
+    } = buffers;
     let mut spans = SPANS.take();
     spans.clear();
     split_lines(bytes, &mut spans);
@@ -90,11 +127,20 @@ pub(crate) fn decode_batch(
     // The definitions before this batch, read-only while its lines decode in parallel: most
     // compact records are finished right there.
     let known = (!decoder.registry().is_empty()).then(|| decoder.registry());
-    spans
-        .par_iter()
-        .with_min_len(MIN_LINES_PER_TASK)
-        .map(|s| decode_line(&bytes[s.start..s.end], at.offset + s.start as u64, known))
-        .collect_into_vec(&mut items);
+    let lines = spans.par_iter().with_min_len(MIN_LINES_PER_TASK);
+    let decode =
+        |s: &LineSpan| decode_line(&bytes[s.start..s.end], at.offset + s.start as u64, known);
+    if hashed {
+        lines
+            .map(|s| {
+                let item = decode(s);
+                let hashes = hashes_of(&item);
+                (item, hashes)
+            })
+            .unzip_into_vecs(&mut items, &mut hashes);
+    } else {
+        lines.map(decode).collect_into_vec(&mut items);
+    }
     SPANS.set(spans);
 
     // Definitions and context ids, in file order; the first failure ends the batch.
@@ -113,23 +159,41 @@ pub(crate) fn decode_batch(
             let Some(Err(fault)) = items.drain(i..).next() else {
                 unreachable!("the failing item is an error")
             };
+            hashes.truncate(i);
             failure = Some((at.line + i as u64, fault));
             break;
         }
     }
 
     if resolved_any {
-        items
-            .par_iter_mut()
-            .with_min_len(MIN_LINES_PER_TASK)
-            .for_each(|item| {
-                if let Ok(decoded) = item {
-                    decoded.finish_in_place();
-                }
-            });
+        let finish = |item: &mut Result<Decoded, Fault>| {
+            if let Ok(decoded) = item {
+                decoded.finish_in_place();
+            }
+        };
+        if hashed {
+            items
+                .par_iter_mut()
+                .zip(hashes.par_iter_mut())
+                .with_min_len(MIN_LINES_PER_TASK)
+                .for_each(|(item, hashes)| {
+                    if hashes.is_none() {
+                        finish(item);
+                        *hashes = hashes_of(item);
+                    }
+                });
+        } else {
+            items
+                .par_iter_mut()
+                .with_min_len(MIN_LINES_PER_TASK)
+                .for_each(finish);
+        }
     }
     BatchRecords {
-        items,
+        items: Items {
+            decoded: items,
+            hashes,
+        },
         first_line: at.line,
         failure,
         line_count,

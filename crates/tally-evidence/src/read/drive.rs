@@ -50,6 +50,9 @@ fn io_error(name: &Text, source: std::io::Error) -> Error {
 
 /// Where a load's records go, batch by batch, on the calling thread.
 pub(crate) trait Consumer {
+    /// Whether the consumer uses the resolver hashes of events (computed on the parse threads).
+    const HASHED: bool = false;
+
     /// Takes the records of `batch` in file order; the first error stops the load.
     fn consume(&mut self, batch: &mut BatchRecords, name: &Text) -> Result<()>;
 }
@@ -71,6 +74,8 @@ impl<F: FnMut(Origin, InferenceRecord) -> Result<()>> Consumer for Sink<F> {
 const AHEAD: usize = 8;
 
 impl Consumer for &mut Resolver {
+    const HASHED: bool = true;
+
     fn consume(&mut self, batch: &mut BatchRecords, name: &Text) -> Result<()> {
         fn event(item: &Result<Decoded, Fault>) -> Option<&CorrelationEvent> {
             match item {
@@ -79,15 +84,23 @@ impl Consumer for &mut Resolver {
             }
         }
         let resolver: &mut Resolver = self;
-        let (first_line, mut items) = batch.drain_items();
+        let (first_line, mut items, hashes) = batch.drain_items();
+        // The hashes the parse threads computed, else computed here.
+        let prepare = |resolver: &Resolver, k: usize, item: &Result<Decoded, Fault>| {
+            let event = event(item)?;
+            Some(match hashes.get(k).copied().flatten() {
+                Some(hashes) => resolver.touch(event, hashes),
+                None => resolver.prepare(event),
+            })
+        };
         let mut ahead: [Option<Hashes>; 2 * AHEAD] = [None; 2 * AHEAD];
         for (k, item) in items.as_slice().iter().take(AHEAD).enumerate() {
-            ahead[k] = event(item).map(|e| resolver.prepare(e));
+            ahead[k] = prepare(resolver, k, item);
         }
         let mut i = 0;
         while let Some(item) = items.next() {
             if let Some(upcoming) = items.as_slice().get(AHEAD - 1) {
-                ahead[(i + AHEAD) % (2 * AHEAD)] = event(upcoming).map(|e| resolver.prepare(e));
+                ahead[(i + AHEAD) % (2 * AHEAD)] = prepare(resolver, i + AHEAD, upcoming);
             }
             if let Ok(Decoded::Record(InferenceRecord::Event(event))) = item {
                 let place = Place::Line(name, first_line + i as u64);
@@ -117,12 +130,12 @@ fn deliver(
 }
 
 /// Reads every batch of `source`, decoding batch k+1 while batch k is delivered.
-pub(crate) fn run(
+pub(crate) fn run<C: Consumer>(
     mut source: Source<'_>,
     name: &Text,
     options: &ReadOptions,
     decoder: &mut CorrelationRecordDecoder,
-    mut consumer: impl Consumer,
+    mut consumer: C,
 ) -> Result<()> {
     let pool = pool(options)?;
     let mut at = Position { line: 1, offset: 0 };
@@ -140,7 +153,7 @@ pub(crate) fn run(
                 let (decoded, decoder) = (&mut decoded, &mut *decoder);
                 scope.spawn(move |_| {
                     chunk.prefault();
-                    *decoded = Some(decode_batch(chunk, at, decoder, items));
+                    *decoded = Some(decode_batch(chunk, at, decoder, items, C::HASHED));
                 });
             }
             match previous.take() {
@@ -208,7 +221,7 @@ impl InferenceEvents {
             Ok(None) => self.done = true,
             Ok(Some(chunk)) => {
                 let items = std::mem::take(&mut self.spare);
-                let mut batch = decode_batch(&chunk, self.at, &mut self.decoder, items);
+                let mut batch = decode_batch(&chunk, self.at, &mut self.decoder, items, false);
                 self.at.line += batch.line_count;
                 self.at.offset += chunk.len() as u64;
                 let failure = batch.failure.take();
