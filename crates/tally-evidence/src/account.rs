@@ -155,10 +155,11 @@ impl Groups {
 
     /// Sorts and sweeps: per group, its `GpuTime` and covered span.
     ///
-    /// The pieces are first placed group by group (a counting sort on the dense group ids), so
-    /// only each group's own pieces are sorted by start: small sorts for the many iteration
-    /// groups, and nearly sorted runs for the few device groups of a trace read in order.
-    fn sweep(self) -> Vec<(GpuTime, Option<BusySpan>)> {
+    /// The pieces are first put group by group, in place (a counting sort on the dense group
+    /// ids, whose placement swaps each piece into its group's range: no second list), so only
+    /// each group's own pieces are sorted by start: small sorts for the many iteration groups,
+    /// and nearly sorted runs for the few device groups of a trace read in order.
+    fn sweep(mut self) -> Vec<(GpuTime, Option<BusySpan>)> {
         let mut starts = vec![0usize; self.tallies.len() + 1];
         for p in &self.pieces {
             starts[p.group as usize + 1] += 1;
@@ -166,14 +167,22 @@ impl Groups {
         for g in 1..starts.len() {
             starts[g] += starts[g - 1];
         }
-        let mut placed = vec![(0, 0); self.pieces.len()];
+        let pieces = &mut self.pieces;
         let mut next = starts.clone();
-        for p in &self.pieces {
-            let at = &mut next[p.group as usize];
-            placed[*at] = (p.start, p.end);
-            *at += 1;
+        for group in 0..self.tallies.len() {
+            // Every piece before `next[group]` in this group's range is in place; a piece of
+            // another group is swapped to the next free place of its own.
+            while next[group] < starts[group + 1] {
+                let at = next[group];
+                let home = pieces[at].group as usize;
+                if home == group {
+                    next[group] += 1;
+                } else {
+                    pieces.swap(at, next[home]);
+                    next[home] += 1;
+                }
+            }
         }
-        drop(self.pieces);
         self.tallies
             .iter()
             .enumerate()
@@ -183,20 +192,20 @@ impl Groups {
                     busy_ns: 0,
                     activity_count: t.count,
                 };
-                let run = &mut placed[starts[group]..starts[group + 1]];
+                let run = &mut pieces[starts[group]..starts[group + 1]];
                 if run.is_empty() {
                     return (time, None);
                 }
-                run.sort_unstable_by_key(|&(start, _)| start);
+                run.sort_unstable_by_key(|p| p.start);
                 let mut sweep = UnionSweep::new();
                 let mut last_end = Nanos::MIN;
-                for &(start, end) in run.iter() {
-                    sweep.push(Interval::new(start, end).expect("pieces are valid intervals"));
-                    last_end = last_end.max(end);
+                for p in run.iter() {
+                    sweep.push(Interval::new(p.start, p.end).expect("pieces are valid intervals"));
+                    last_end = last_end.max(p.end);
                 }
                 time.busy_ns = sweep.covered();
                 let span = BusySpan {
-                    start_ns: run[0].0,
+                    start_ns: run[0].start,
                     end_ns: last_end,
                 };
                 (time, Some(span))

@@ -582,10 +582,14 @@ impl Resolver {
             requests,
             iterations,
             stages,
-            memberships,
+            mut memberships,
             activities,
-            alignments,
+            mut alignments,
         } = self.tables;
+        // The graph looks memberships and alignments up by position only: their key indexes
+        // (9 MB at 1M records) go too.
+        memberships.drop_index();
+        alignments.drop_index();
         // The sorts and the reference checks are independent: both cores take one each.
         let ((membership_order, alignment_order), mut checked) = rayon::join(
             || {

@@ -319,6 +319,13 @@ impl<B> EntityTable<B> {
             .get(position >> CHUNK_SHIFT)
             .and_then(|c| c.get(position & (CHUNK - 1)))
     }
+    /// Frees the key index, for a table that nothing looks up by key once resolution is over
+    /// (memberships, alignments: the graph offers no lookup for them). Only
+    /// [`Resolver::finish`](super::Resolver::finish) calls it, on a table no record will be
+    /// filed in again.
+    pub(super) fn drop_index(&mut self) {
+        self.index = HashTable::new();
+    }
     /// Reads the index where a key hashing to `hash` would be, so that a lookup that follows
     /// soon finds it in the cache (a hint: it changes nothing).
     pub(crate) fn touch(&self, hash: u64) {

@@ -115,11 +115,11 @@ fn iteration_json<'a>(
 }
 
 /// Elements of a list rendered by one task (tiny in tests, so that small graphs span windows).
-const CHUNK: usize = if cfg!(test) { 3 } else { 2048 };
+const CHUNK: usize = if cfg!(test) { 3 } else { 1024 };
 
 /// Chunks rendered before they are written: enough for both cores, few enough to keep the
-/// buffers at a few megabytes.
-const WINDOW: usize = if cfg!(test) { 2 } else { 8 };
+/// buffers at about two megabytes (they are on top of the run's peak memory).
+const WINDOW: usize = if cfg!(test) { 2 } else { 4 };
 
 /// `items` as a JSON array (compact, as `serde_json` writes one), each element as `json` makes
 /// it: rendered in parallel, a window of chunks at a time, written in order.
