@@ -134,6 +134,11 @@ def parse_only_modes(tally: str) -> list[list[str]]:
     return [[], ["--json-only"]] if "--json-only" in proc.stdout else [[]]
 
 
+def spread(total: int, groups: int) -> list[int]:
+    """``total`` runs in ``groups`` turns of near-equal size (the first ones larger)."""
+    return [total // groups + (1 if k < total % groups else 0) for k in range(groups)]
+
+
 def bench(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -156,17 +161,41 @@ def bench(args: argparse.Namespace) -> int:
             print(f"{name}: {lines} lines, {size_mb:.0f} MB, generated in "
                   f"{gen['wall_s']:.2f} s", file=sys.stderr)
 
-            tally_runs = []
-            for _ in range(args.runs):
-                run = timed(
-                    [args.tally, "trace", "account", str(trace), "--json"],
-                    out / f"{name}.tally.json",
-                    out / f"{name}.tally.err",
-                )
-                if run["status"] != 0:
-                    print(f"error: tally failed on {name}; see {out}", file=sys.stderr)
+            def run_tally(count: int) -> bool:
+                for _ in range(count):
+                    run = timed(
+                        [args.tally, "trace", "account", str(trace), "--json"],
+                        out / f"{name}.tally.json",
+                        out / f"{name}.tally.err",
+                    )
+                    if run["status"] != 0:
+                        print(f"error: tally failed on {name}; see {out}", file=sys.stderr)
+                        return False
+                    tally_runs.append(run)
+                return True
+
+            def run_reference() -> None:
+                nonlocal phases
+                ref_runs.append(timed(
+                    [args.python, str(REFERENCE), str(trace), "--compact"],
+                    out / f"{name}.reference.json",
+                    out / f"{name}.reference.err",
+                ))
+                for line in (out / f"{name}.reference.err").read_text().splitlines():
+                    if line.startswith("reference-timing: "):
+                        phases = json.loads(line.split(": ", 1)[1])
+
+            # The two tools take turns: tally's runs are spread before, between and after the
+            # reference's, so that both sample the same stretch of a machine whose speed drifts.
+            tally_runs: list[dict[str, Any]] = []
+            ref_runs: list[dict[str, Any]] = []
+            phases: dict[str, float] = {}
+            ref_count = 0 if args.skip_reference else args.reference_runs
+            for group, count in enumerate(spread(args.runs, ref_count + 1)):
+                if group > 0:
+                    run_reference()
+                if not run_tally(count):
                     return 1
-                tally_runs.append(run)
             parse_runs: list[list[dict[str, Any]]] = [[] for _ in modes]
             for _ in range(args.runs):
                 for runs, mode in zip(parse_runs, modes):
@@ -175,18 +204,6 @@ def bench(args: argparse.Namespace) -> int:
                         out / f"{name}.parse.out",
                         out / f"{name}.parse.err",
                     ))
-            ref_runs = []
-            phases: dict[str, float] = {}
-            if not args.skip_reference:
-                for _ in range(args.reference_runs):
-                    ref_runs.append(timed(
-                        [args.python, str(REFERENCE), str(trace), "--compact"],
-                        out / f"{name}.reference.json",
-                        out / f"{name}.reference.err",
-                    ))
-                    for line in (out / f"{name}.reference.err").read_text().splitlines():
-                        if line.startswith("reference-timing: "):
-                            phases = json.loads(line.split(": ", 1)[1])
             ref = ref_runs or None
             same = "not checked"
             if ref is not None:
