@@ -12,7 +12,7 @@
 //! `value`'s business.
 
 use std::borrow::Cow;
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use crate::model::CorrelationContext;
@@ -105,16 +105,30 @@ pub(crate) fn record<'a>(line: &'a str, out: &mut Scanned<'a>) -> Option<()> {
     scan.space();
     scan.eat(b'{')?;
     scan.space();
-    let mut next_key = NEXT_KEY.get();
-    let learned = next_key;
+    NEXT_KEY.with_borrow_mut(|next_key| {
+        members(&mut scan, line, wire, known_context, plain_refs, next_key)
+    })?;
+    scan.space();
+    (scan.at == scan.bytes.len()).then_some(())
+}
+
+/// The members of the record object, the scan just past its `{`, up to and past its `}`.
+fn members<'a>(
+    scan: &mut Scan<'a>,
+    line: &'a str,
+    wire: &mut RecordWire<'a>,
+    known_context: &mut Option<Arc<CorrelationContext>>,
+    plain_refs: &mut PlainRefs,
+    next_key: &mut [u8; HISTORIES],
+) -> Option<()> {
     if scan.peek()? == b'}' {
         scan.at += 1;
     } else {
         let mut position: u16 = 0;
-        let mut previous = START;
+        let mut history = 0usize;
         loop {
             let (start, end, key) = match Key::ALL
-                .get(usize::from(next_key[previous]))
+                .get(usize::from(next_key[history]))
                 .filter(|k| scan.is_next(k.quoted()))
             {
                 Some(&key) => {
@@ -125,11 +139,11 @@ pub(crate) fn record<'a>(line: &'a str, out: &mut Scanned<'a>) -> Option<()> {
                 None => {
                     let (start, end) = scan.key()?;
                     let key = Key::parse(&line[start..end]);
-                    next_key[previous] = key.map_or(NO_KEY, |k| k as u8);
+                    next_key[history] = key.map_or(NO_KEY, |k| k as u8);
                     (start, end, key)
                 }
             };
-            previous = key.map_or(START, |k| k as usize);
+            history = after(history, key);
             let name = &line[start..end];
             scan.space();
             scan.eat(b':')?;
@@ -171,24 +185,29 @@ pub(crate) fn record<'a>(line: &'a str, out: &mut Scanned<'a>) -> Option<()> {
             }
         }
     }
-    scan.space();
-    if next_key != learned {
-        NEXT_KEY.set(next_key);
-    }
-    (scan.at == scan.bytes.len()).then_some(())
+    Some(())
 }
 
-/// Index of [`NEXT_KEY`] for the first key of a record.
-const START: usize = KEY_COUNT;
+/// Slots of [`NEXT_KEY`]: one per hashed history of keys (a power of two).
+const HISTORIES: usize = 4096;
+
+/// The history after `key` (`None`: a key tally does not know) followed `history`; a record's
+/// history starts at 0. The keys read so far name a record's type (each type's keys come in
+/// one order), so the key that comes next is known from them even where records of several
+/// types are interleaved; two histories that share a slot only cost a wrong guess.
+fn after(history: usize, key: Option<Key>) -> usize {
+    let id = key.map_or(KEY_COUNT, |k| k as usize) + 1;
+    (history.wrapping_mul(0x9e37_79b9) ^ id.wrapping_mul(0x85eb_ca6b)) >> 7 & (HISTORIES - 1)
+}
 
 /// No known key follows.
 const NO_KEY: u8 = u8::MAX;
 
 thread_local! {
-    /// For each key (and [`START`]), the key that followed it the last time on this thread:
-    /// writers put keys in a fixed order per event type, so the next key is usually known, and
-    /// checking that it is there costs less than reading and looking up its name.
-    static NEXT_KEY: Cell<[u8; KEY_COUNT + 1]> = const { Cell::new([NO_KEY; KEY_COUNT + 1]) };
+    /// For each history of keys (see [`after`]), the key that followed it the last time on this
+    /// thread: writers put keys in a fixed order per event type, so the next key is usually
+    /// known, and checking that it is there costs less than reading and looking up its name.
+    static NEXT_KEY: RefCell<[u8; HISTORIES]> = const { RefCell::new([NO_KEY; HISTORIES]) };
 }
 
 /// A position in a line's bytes.
