@@ -275,7 +275,10 @@ pub fn account_gpu_time(graph: &CorrelationGraph) -> Result<RunAccounting> {
         by_iteration,
         iteration_groups,
     } = grouped?;
-    let (mut iterations, position_of_sorted) = iterations.expect("the timings were made")?;
+    let SortedTimings {
+        sorted: mut iterations,
+        place: position_of_sorted,
+    } = iterations.expect("the timings were made")?;
     let (device_sweep, iteration_sweep) =
         rayon::join(|| by_device.sweep(), || by_iteration.sweep());
     for (&(iteration, device), (time, _)) in iteration_groups.iter().zip(iteration_sweep) {
@@ -424,11 +427,17 @@ impl ReferenceLists {
     }
 }
 
+/// Every iteration's reference and timing, sorted by reference.
+struct SortedTimings {
+    /// `(iteration_ref, timing)` in reference order, without GPU time yet.
+    sorted: Vec<(EntityRef, IterationTiming)>,
+    /// For each iteration table position, its place in `sorted`.
+    place: Vec<u32>,
+}
+
 /// Every iteration's reference and timing without GPU time, sorted by reference, with each
 /// table position's place in that order.
-fn iteration_timings(
-    graph: &CorrelationGraph,
-) -> Result<(Vec<(EntityRef, IterationTiming)>, Vec<u32>)> {
+fn iteration_timings(graph: &CorrelationGraph) -> Result<SortedTimings> {
     let table = graph.iterations();
     let timings = table
         .iter()
@@ -459,7 +468,10 @@ fn iteration_timings(
         .iter()
         .map(|&position| slots[position as usize].take().expect("each position once"))
         .collect();
-    Ok((timings, place))
+    Ok(SortedTimings {
+        sorted: timings,
+        place,
+    })
 }
 
 /// `(start, end)` when the activity is measurable: a device UUID, a monotonic or device clock,

@@ -70,18 +70,14 @@ impl BatchRecords {
             .filter_map(|(line, item)| Some((line, item.ok()?.finish()?)))
     }
 
-    /// The line of the first item, the items (up to the failure) taken out in file order (what
-    /// the drain has not yet given is its `as_slice`), and their hashes by position (empty
-    /// unless the batch was decoded with them).
-    pub(crate) fn drain_items(
-        &mut self,
-    ) -> (
-        u64,
-        std::vec::Drain<'_, Result<Decoded, Fault>>,
-        &[Option<Hashes>],
-    ) {
+    /// The items (up to the failure) taken out in file order, with their hashes.
+    pub(crate) fn drain_items(&mut self) -> Drained<'_> {
         let Items { decoded, hashes } = &mut self.items;
-        (self.first_line, decoded.drain(..), hashes)
+        Drained {
+            first_line: self.first_line,
+            items: decoded.drain(..),
+            hashes,
+        }
     }
 
     /// The batch's item buffers, emptied, for reuse.
@@ -90,6 +86,16 @@ impl BatchRecords {
         self.items.hashes.clear();
         self.items
     }
+}
+
+/// A batch's items being taken out: see [`BatchRecords::drain_items`].
+pub(crate) struct Drained<'a> {
+    /// The line of the first item.
+    pub first_line: u64,
+    /// The items in file order; what the drain has not yet given is its `as_slice`.
+    pub items: std::vec::Drain<'a, Result<Decoded, Fault>>,
+    /// The items' hashes by position (empty unless the batch was decoded with them).
+    pub hashes: &'a [Option<Hashes>],
 }
 
 /// The resolver's hashes of a decoded event.

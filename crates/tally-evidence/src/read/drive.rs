@@ -84,7 +84,11 @@ impl Consumer for &mut Resolver {
             }
         }
         let resolver: &mut Resolver = self;
-        let (first_line, mut items, hashes) = batch.drain_items();
+        let super::batch::Drained {
+            first_line,
+            mut items,
+            hashes,
+        } = batch.drain_items();
         // The hashes the parse threads computed, else computed here.
         let prepare = |resolver: &Resolver, k: usize, item: &Result<Decoded, Fault>| {
             let event = event(item)?;
