@@ -81,7 +81,7 @@ impl<'a, F: Fn(&EntityRef) -> T, T: Copy> Memo<'a, F, T> {
 }
 
 /// An activity's entry in [`Checked::activity_iterations`] when it has no `iteration_ref`.
-pub(crate) const NO_ITERATION_REF: u32 = u32::MAX;
+const NO_ITERATION_REF: u32 = u32::MAX;
 
 /// An activity's entry in [`Checked::activity_iterations`] when its `iteration_ref` names no
 /// iteration.
