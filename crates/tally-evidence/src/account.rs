@@ -296,7 +296,7 @@ pub fn account_gpu_time(graph: &CorrelationGraph) -> Result<RunAccounting> {
     }
     Ok(RunAccounting {
         run_id: graph.run_id().cloned(),
-        // Already in key order: the map is built without sorting.
+        // Already in key order: collecting checks that in one pass and builds the map in bulk.
         iterations: iterations.into_iter().collect(),
         device_totals,
         device_spans,
@@ -438,10 +438,11 @@ struct SortedTimings {
 /// Every iteration's reference and timing without GPU time, sorted by reference, with each
 /// table position's place in that order.
 fn iteration_timings(graph: &CorrelationGraph) -> Result<SortedTimings> {
-    let table = graph.iterations();
-    let timings = table
+    let mut timings = graph
+        .iterations()
         .iter()
-        .map(|it| {
+        .enumerate()
+        .map(|(position, it)| {
             let b = it.body();
             let elapsed_ns = match it.elapsed_of(b.start_ns, b.end_ns) {
                 None => None,
@@ -454,19 +455,18 @@ fn iteration_timings(graph: &CorrelationGraph) -> Result<SortedTimings> {
                 elapsed_ns,
                 gpu: BTreeMap::new(),
             };
-            Ok((b.iteration_ref.clone(), timing))
+            Ok((position as u32, b.iteration_ref.clone(), timing))
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut order: Vec<u32> = (0..timings.len() as u32).collect();
-    order.sort_unstable_by(|&a, &b| timings[a as usize].0.cmp(&timings[b as usize].0));
-    let mut place = vec![0u32; order.len()];
-    for (sorted, &position) in order.iter().enumerate() {
+    // Iteration references are the table's keys: no two are equal.
+    timings.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+    let mut place = vec![0u32; timings.len()];
+    for (sorted, &(position, ..)) in timings.iter().enumerate() {
         place[position as usize] = sorted as u32;
     }
-    let mut slots: Vec<Option<_>> = timings.into_iter().map(Some).collect();
-    let timings = order
-        .iter()
-        .map(|&position| slots[position as usize].take().expect("each position once"))
+    let timings = timings
+        .into_iter()
+        .map(|(_, reference, timing)| (reference, timing))
         .collect();
     Ok(SortedTimings {
         sorted: timings,

@@ -491,23 +491,17 @@ impl Resolver {
         self.push_hashed(event, None, Place::Origin(origin))
     }
 
-    /// The hashes `event` will be looked up with, and a read of the index memory where they
-    /// lead, so that pushing it a little later finds that memory in the cache: a reader that
-    /// sees records ahead calls this a few records before [`push_hashed`](Self::push_hashed).
-    /// It changes nothing.
-    pub(crate) fn prepare(&self, event: &CorrelationEvent) -> Hashes {
-        self.touch(event, Hashes::of(event))
-    }
-
-    /// [`prepare`](Self::prepare) with the event's hashes already computed (by
-    /// [`Hashes::of`]); gives them back.
+    /// Reads the index memory that `event`'s `hashes` (its [`Hashes::of`]) lead to, so that
+    /// pushing it a little later finds that memory in the cache: a reader that sees records
+    /// ahead calls this a few records before [`push_hashed`](Self::push_hashed). It changes
+    /// nothing, and gives the hashes back.
     pub(crate) fn touch(&self, event: &CorrelationEvent, hashes: Hashes) -> Hashes {
         self.identities.touch(hashes.identity);
         self.tables.touch(event, hashes.key);
         hashes
     }
 
-    /// [`push_event`](Self::push_event) with the event's [`Hashes`], when prepared.
+    /// [`push_event`](Self::push_event) with the event's [`Hashes`], when already computed.
     #[inline]
     pub(crate) fn push_hashed(
         &mut self,

@@ -8,6 +8,8 @@
 //! key are looked at again, sixteen bytes further on (an MSD radix sort with a comparison sort
 //! per digit). The order is exactly `EntityRef`'s `Ord`: by `producer_id`, then `id`, bytewise.
 
+use rustc_hash::FxHashMap;
+
 use crate::model::{EntityRef, Text};
 
 /// Sorts `refs` by `(producer_id, id)` and removes repeats: the result equals
@@ -16,12 +18,10 @@ pub(crate) fn sort_refs(refs: &mut Vec<EntityRef>) {
     if refs.len() < 2 {
         return;
     }
-    let ranks = producer_ranks(refs);
-    let mut keys: Vec<Key> = refs
-        .iter()
-        .zip(&ranks)
+    let mut keys: Vec<Key> = producer_ranks(refs)
+        .into_iter()
         .enumerate()
-        .map(|(index, (_, &rank))| Key {
+        .map(|(index, rank)| Key {
             rank,
             digit: 0,
             tail: 0,
@@ -55,23 +55,23 @@ struct Key {
     index: u32,
 }
 
-/// Distinct producers ranked by text, per reference. Producer texts are shared by the reader, so
-/// most lookups are pointer comparisons with the previous reference's.
+/// Distinct producers ranked by text, per reference. Consecutive references mostly share a
+/// producer, so the previous reference's is tried before the map.
 fn producer_ranks(refs: &[EntityRef]) -> Vec<u32> {
     let mut distinct: Vec<&Text> = Vec::new();
+    let mut index_of: FxHashMap<&str, u32> = FxHashMap::default();
     let mut of_ref: Vec<u32> = Vec::with_capacity(refs.len());
+    let mut last: Option<(&Text, u32)> = None;
     for r in refs {
-        let found = match distinct.last() {
-            Some(last) if **last == r.producer_id => distinct.len() - 1,
-            _ => match distinct.iter().position(|p| **p == r.producer_id) {
-                Some(i) => i,
-                None => {
-                    distinct.push(&r.producer_id);
-                    distinct.len() - 1
-                }
-            },
+        let found = match last {
+            Some((producer, index)) if *producer == r.producer_id => index,
+            _ => *index_of.entry(r.producer_id.as_str()).or_insert_with(|| {
+                distinct.push(&r.producer_id);
+                (distinct.len() - 1) as u32
+            }),
         };
-        of_ref.push(found as u32);
+        last = Some((&r.producer_id, found));
+        of_ref.push(found);
     }
     let mut order: Vec<u32> = (0..distinct.len() as u32).collect();
     order.sort_unstable_by(|&a, &b| distinct[a as usize].cmp(distinct[b as usize]));
@@ -178,6 +178,16 @@ mod tests {
             "",
         ];
         let mut refs: Vec<EntityRef> = ids.iter().map(|id| reference("p", id)).collect();
+        let expected = std_sorted(refs.clone());
+        sort_refs(&mut refs);
+        assert_eq!(refs, expected);
+    }
+
+    #[test]
+    fn many_producers_in_any_order() {
+        let mut refs: Vec<EntityRef> = (0..3000u32)
+            .map(|i| reference(&format!("p{}", (i * 7919) % 1000), &format!("id{}", i % 13)))
+            .collect();
         let expected = std_sorted(refs.clone());
         sort_refs(&mut refs);
         assert_eq!(refs, expected);

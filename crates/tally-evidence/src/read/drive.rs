@@ -89,13 +89,11 @@ impl Consumer for &mut Resolver {
             mut items,
             hashes,
         } = batch.drain_items();
-        // The hashes the parse threads computed, else computed here.
+        // The hashes the parse threads computed (`HASHED`), else computed here.
         let prepare = |resolver: &Resolver, k: usize, item: &Result<Decoded, Fault>| {
             let event = event(item)?;
-            Some(match hashes.get(k).copied().flatten() {
-                Some(hashes) => resolver.touch(event, hashes),
-                None => resolver.prepare(event),
-            })
+            let hashes = hashes.get(k).copied().flatten();
+            Some(resolver.touch(event, hashes.unwrap_or_else(|| Hashes::of(event))))
         };
         let mut ahead: [Option<Hashes>; 2 * AHEAD] = [None; 2 * AHEAD];
         for (k, item) in items.as_slice().iter().take(AHEAD).enumerate() {

@@ -191,7 +191,13 @@ impl Source<'static> {
 /// than [`MIN_BATCHES`] batches (down to [`MIN_BATCH_BYTES`]): the first batch is parsed before
 /// anything else can start, and the last one resolved after everything else has ended.
 fn mapped_batch(len: u64, batch_bytes: usize) -> usize {
-    let share = usize::try_from(len / MIN_BATCHES).unwrap_or(usize::MAX);
+    at_most_a_share(batch_bytes, len, MIN_BATCHES)
+}
+
+/// `batch_bytes`, or a `parts`th of `bytes` when that is smaller, but not below
+/// [`MIN_BATCH_BYTES`] (unless `batch_bytes` itself is).
+fn at_most_a_share(batch_bytes: usize, bytes: u64, parts: u64) -> usize {
+    let share = usize::try_from(bytes / parts).unwrap_or(usize::MAX);
     batch_bytes.min(share.max(MIN_BATCH_BYTES))
 }
 
@@ -201,8 +207,7 @@ fn mapped_batch(len: u64, batch_bytes: usize) -> usize {
 /// beside them: a 16 MiB last batch kept one core idle for about 30 ms on the 1M-record
 /// benchmark, a 1 MiB one for 2 ms.
 fn tapered(batch_bytes: usize, remaining: u64) -> usize {
-    let share = usize::try_from(remaining / TAPER).unwrap_or(usize::MAX);
-    batch_bytes.min(share.max(MIN_BATCH_BYTES))
+    at_most_a_share(batch_bytes, remaining, TAPER)
 }
 
 /// How many batches the rest of an input is at least cut into, near its end (see [`tapered`]).
