@@ -16,15 +16,15 @@
 //! - contexts are interned: equal contexts end up sharing one allocation, whatever the reader
 //!   did (a pointer check when they already are shared, one context fingerprint when not).
 //!
-//! Nothing here reads files or measures time; [`Resolver::finish`] runs its sorts beside the
-//! reference checks on rayon's global pool. Accounting is [`crate::account`].
+//! Nothing here reads files or measures time; [`Resolver::finish`] runs the reference checks on
+//! rayon's global pool, and the memberships' sorted order is computed when first asked for. Accounting is [`crate::account`].
 
 mod identity;
 mod order;
 mod table;
 mod unresolved;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -73,7 +73,8 @@ pub struct CorrelationGraph {
     iterations: EntityTable<IterationEvent>,
     stages: EntityTable<StageEvent>,
     memberships: EntityTable<MembershipEvent>,
-    membership_order: Vec<u32>,
+    /// Sorted on first use: accounting never asks for it (see [`Self::memberships`]).
+    membership_order: OnceLock<Vec<u32>>,
     activities: EntityTable<ActivityReferenceEvent>,
     /// Per activity, the position of its iteration (see [`Self::activity_iterations`]).
     activity_iterations: Vec<u32>,
@@ -100,8 +101,14 @@ impl CorrelationGraph {
         &self.stages
     }
     /// Memberships sorted by `(session_id, producer_id, event_id)` (the reference's order).
+    ///
+    /// The order is computed on the first call (a sort of every membership: tens of
+    /// milliseconds at a million), so a caller that never asks, like the accountant, never pays.
     pub fn memberships(&self) -> SortedView<'_, MembershipEvent> {
-        SortedView::new(&self.memberships, &self.membership_order)
+        let order = self
+            .membership_order
+            .get_or_init(|| order::identity_order(&self.memberships));
+        SortedView::new(&self.memberships, order)
     }
     /// Memberships keyed by `(request_ref, attempt_ref, iteration_ref, role)`, in
     /// first-appearance order.
@@ -584,26 +591,21 @@ impl Resolver {
         // (9 MB at 1M records) go too.
         memberships.drop_index();
         alignments.drop_index();
-        // The sorts and the reference checks are independent: both cores take one each.
-        let ((membership_order, alignment_order), mut checked) = rayon::join(
-            || {
-                (
-                    order::identity_order(&memberships),
-                    order::identity_order(&alignments),
-                )
-            },
+        // The alignments' sort (a few entries) beside the reference checks; the memberships'
+        // order waits for its first reader.
+        let (alignment_order, mut checked) = rayon::join(
+            || order::identity_order(&alignments),
             || unresolved::check(&requests, &iterations, &stages, &memberships, &activities),
         );
         let activity_iterations = std::mem::take(&mut checked.activity_iterations);
-        let unresolved =
-            unresolved::unresolved_references(checked, &memberships, &membership_order);
+        let unresolved = unresolved::unresolved_references(checked, &memberships);
         CorrelationGraph {
             run_id: self.run_id,
             requests,
             iterations,
             stages,
             memberships,
-            membership_order,
+            membership_order: OnceLock::new(),
             activities,
             activity_iterations,
             alignments,

@@ -195,24 +195,35 @@ pub(super) fn check<'a>(
 /// Entries checked per parallel task at least.
 const MIN_PER_TASK: usize = 2048;
 
-/// The unresolved list of §4.3 from the checks, memberships in `membership_order` (table
-/// positions in the reference's order).
+/// The unresolved list of §4.3 from the checks.
+///
+/// The reference lists memberships in their `(session_id, producer_id, event_id)` order before
+/// the final stable sort by `(event_id, kind, ref.id)`. Only the order of ties matters there,
+/// and ties share their `event_id`, so ordering the memberships with notes by `(event_id,
+/// session_id, producer_id)` gives the same list without sorting every membership.
 pub(super) fn unresolved_references(
     checked: Checked<'_>,
     memberships: &EntityTable<MembershipEvent>,
-    membership_order: &[u32],
 ) -> Vec<UnresolvedReference> {
-    let mut by_position: Vec<Option<Notes<'_>>> = Vec::new();
-    if !checked.memberships.is_empty() {
-        by_position.resize_with(memberships.len(), || None);
-        for (position, notes) in checked.memberships {
-            by_position[position as usize] = Some(notes);
-        }
-    }
-    let sorted_memberships = membership_order.iter().filter_map(|&p| {
-        let notes = by_position.get_mut(p as usize)?.take()?;
-        Some((memberships[p as usize].event_id(), notes))
-    });
+    let mut noted: Vec<(&Text, &Text, &Text, Notes<'_>)> = checked
+        .memberships
+        .into_iter()
+        .map(|(position, notes)| {
+            let m = &memberships[position as usize];
+            let context = m.context();
+            (
+                m.event_id(),
+                &context.session_id,
+                &context.producer_id,
+                notes,
+            )
+        })
+        .collect();
+    // A kept event's identity is unique, so no two entries tie.
+    noted.sort_unstable_by(|x, y| (x.0, x.1, x.2).cmp(&(y.0, y.1, y.2)));
+    let sorted_memberships = noted
+        .into_iter()
+        .map(|(event_id, _, _, notes)| (event_id, notes));
     let mut out: Vec<UnresolvedReference> = sorted_memberships
         .chain(checked.stages)
         .chain(checked.activities)
