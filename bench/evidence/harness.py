@@ -48,9 +48,23 @@ def load_average() -> float:
         return float("nan")
 
 
-def timed(cmd: list[str], stdout: Path, stderr: Path) -> dict[str, Any]:
-    """Runs cmd under GNU time; returns wall seconds, CPU seconds (user + system), peak RSS
-    (MiB), the exit status and the load average just before the run."""
+def warm(path: Path) -> None:
+    """Reads a file through the page cache, untimed, so that the timed run after it reads
+    memory and not the disk (as hyperfine's --prepare would). This VM's kernel pages cold
+    memory out on its own (DAMON), so a trace last read a minute ago may be partly gone."""
+    with path.open("rb") as f:
+        while f.read(1 << 23):
+            pass
+
+
+def timed(
+    cmd: list[str], stdout: Path, stderr: Path, input_file: Path | None = None
+) -> dict[str, Any]:
+    """Runs cmd under GNU time, `input_file` read into the page cache first; returns wall
+    seconds, CPU seconds (user + system), peak RSS (MiB), major page faults (reads that went to
+    the disk), the exit status and the load average just before the run."""
+    if input_file is not None:
+        warm(input_file)
     time_log = stderr.with_suffix(".time")
     load = load_average()
     with stdout.open("wb") as out, stderr.open("wb") as err:
@@ -59,6 +73,7 @@ def timed(cmd: list[str], stdout: Path, stderr: Path) -> dict[str, Any]:
         )
     wall = rss_kib = None
     cpu = 0.0
+    major_faults = 0
     for line in time_log.read_text().splitlines():
         line = line.strip()
         if line.startswith("Elapsed (wall clock) time"):
@@ -71,10 +86,13 @@ def timed(cmd: list[str], stdout: Path, stderr: Path) -> dict[str, Any]:
             cpu += float(line.rsplit(" ", 1)[1])
         elif line.startswith("Maximum resident set size"):
             rss_kib = int(line.rsplit(" ", 1)[1])
+        elif line.startswith("Major (requiring I/O) page faults"):
+            major_faults = int(line.rsplit(" ", 1)[1])
     return {
         "wall_s": wall,
         "cpu_s": cpu,
         "rss_mib": (rss_kib or 0) / 1024,
+        "major_faults": major_faults,
         "status": proc.returncode,
         "load": load,
     }
@@ -167,6 +185,7 @@ def bench(args: argparse.Namespace) -> int:
                         [args.tally, "trace", "account", str(trace), "--json"],
                         out / f"{name}.tally.json",
                         out / f"{name}.tally.err",
+                        trace,
                     )
                     if run["status"] != 0:
                         print(f"error: tally failed on {name}; see {out}", file=sys.stderr)
@@ -180,6 +199,7 @@ def bench(args: argparse.Namespace) -> int:
                     [args.python, str(REFERENCE), str(trace), "--compact"],
                     out / f"{name}.reference.json",
                     out / f"{name}.reference.err",
+                    trace,
                 ))
                 for line in (out / f"{name}.reference.err").read_text().splitlines():
                     if line.startswith("reference-timing: "):
@@ -203,6 +223,7 @@ def bench(args: argparse.Namespace) -> int:
                         [args.tally, "trace", "parse-only", str(trace), *mode],
                         out / f"{name}.parse.out",
                         out / f"{name}.parse.err",
+                        trace,
                     ))
             ref = ref_runs or None
             same = "not checked"
@@ -219,8 +240,13 @@ def bench(args: argparse.Namespace) -> int:
             print(render(rows[-1:], args.runs, args.reference_runs, parse_only), file=sys.stderr)
     table = render(rows, args.runs, args.reference_runs, parse_only)
     loads = [run["load"] for row in rows for run in row["tally"] + (row["ref"] or [])]
+    faults = max(
+        (run.get("major_faults", 0) for row in rows for run in row["tally"]), default=0
+    )
     notes = (f"\n\nMachine: {machine()}. One-minute load average before the runs: "
-             f"{min(loads):.1f} to {max(loads):.1f}. Times are medians; CPU is user + system.")
+             f"{min(loads):.1f} to {max(loads):.1f}. Times are medians; CPU is user + system. "
+             f"Each timed run follows an untimed read of its trace (page cache warm); the most "
+             f"major page faults in one tally run: {faults}.")
     print(table + notes)
     (out / "results.md").write_text(table + notes + "\n")
     (out / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
