@@ -15,12 +15,13 @@
 //! requests (that is [`crate::shares`], which only validates a split). No I/O. Each activity's
 //! iteration was found by the resolver while it checked references. The grouping, the two
 //! sorted reference lists and the iterations' timings are made side by side, and then the two
-//! sweeps, on rayon's global pool.
+//! sweeps, each over its groups in parallel, on rayon's global pool.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Origin, Result};
@@ -183,16 +184,27 @@ impl Groups {
                 }
             }
         }
+        // Each group's run of pieces, to sort and sweep side by side: many small iteration groups
+        // per task, or one device group per task.
+        let pieces_per_group = (pieces.len() / self.tallies.len().max(1)).max(1);
+        let groups_per_task = (PIECES_PER_TASK / pieces_per_group).max(1);
+        let mut runs: Vec<&mut [Piece]> = Vec::with_capacity(self.tallies.len());
+        let mut rest = pieces.as_mut_slice();
+        for group in 0..self.tallies.len() {
+            let (run, after) = rest.split_at_mut(starts[group + 1] - starts[group]);
+            runs.push(run);
+            rest = after;
+        }
         self.tallies
-            .iter()
-            .enumerate()
-            .map(|(group, t)| {
+            .par_iter()
+            .zip(runs)
+            .with_min_len(groups_per_task)
+            .map(|(t, run)| {
                 let mut time = GpuTime {
                     summed_activity_ns: t.summed,
                     busy_ns: 0,
                     activity_count: t.count,
                 };
-                let run = &mut pieces[starts[group]..starts[group + 1]];
                 if run.is_empty() {
                     return (time, None);
                 }
@@ -213,6 +225,9 @@ impl Groups {
             .collect()
     }
 }
+
+/// Pieces worth a parallel task of their own (a task sorts and sweeps whole groups).
+const PIECES_PER_TASK: usize = 1024;
 
 fn overflow(what: &str) -> Error {
     Error::OutOfRange {

@@ -8,6 +8,7 @@
 //! key are looked at again, sixteen bytes further on (an MSD radix sort with a comparison sort
 //! per digit). The order is exactly `EntityRef`'s `Ord`: by `producer_id`, then `id`, bytewise.
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::model::{EntityRef, Text};
@@ -82,22 +83,32 @@ fn producer_ranks(refs: &[EntityRef]) -> Vec<u32> {
     of_ref.iter().map(|&d| rank[d as usize]).collect()
 }
 
+/// Groups of at least this many keys are sorted on rayon's pool (the accountant sorts its longest
+/// list while its other parts are done and a core is free).
+const PARALLEL: usize = 1 << 14;
+
 /// Sorts `keys` (of one producer) by the ids of `refs` they index, from byte `depth` on, where
 /// all of them agree before `depth`.
 fn sort_ids(keys: &mut [Key], refs: &[EntityRef], depth: usize) {
     if keys.len() < 2 {
         return;
     }
+    let parallel = keys.len() >= PARALLEL;
     let id = |k: &Key| refs[k.index as usize].id.as_bytes();
     // Skip what every id of the group shares: trace ids agree on long prefixes.
     let first = id(&keys[0]);
-    let shared = keys[1..].iter().fold(first.len(), |n, k| {
+    let shared_with_first = |k: &Key| {
         let other = id(k);
-        let n = n.min(other.len());
+        let n = first.len().min(other.len());
         depth + common_prefix(&first[depth..n], &other[depth..n])
-    });
-    let depth = shared.max(depth);
-    for k in keys.iter_mut() {
+    };
+    let shared = if parallel {
+        keys[1..].par_iter().map(shared_with_first).min()
+    } else {
+        keys[1..].iter().map(shared_with_first).min()
+    };
+    let depth = shared.unwrap_or(first.len()).max(depth);
+    let set_digit = |k: &mut Key| {
         let bytes = id(k);
         let rest = &bytes[depth.min(bytes.len())..];
         let n = rest.len().min(16);
@@ -105,13 +116,22 @@ fn sort_ids(keys: &mut [Key], refs: &[EntityRef], depth: usize) {
         digit[..n].copy_from_slice(&rest[..n]);
         k.digit = u128::from_be_bytes(digit);
         k.tail = if rest.len() > 16 { 17 } else { n as u8 };
-    }
-    keys.sort_unstable_by_key(|k| (k.digit, k.tail));
-    for tie in keys.chunk_by_mut(|a, b| (a.digit, a.tail) == (b.digit, b.tail)) {
-        // Equal ids that end within the digit need no further look.
+    };
+    let same_digit = |a: &Key, b: &Key| (a.digit, a.tail) == (b.digit, b.tail);
+    // Equal ids that end within the digit need no further look.
+    let sort_ties = |tie: &mut [Key]| {
         if tie.len() > 1 && tie[0].tail == 17 {
             sort_ids(tie, refs, depth + 16);
         }
+    };
+    if parallel {
+        keys.par_iter_mut().for_each(set_digit);
+        keys.par_sort_unstable_by_key(|k| (k.digit, k.tail));
+        keys.par_chunk_by_mut(same_digit).for_each(sort_ties);
+    } else {
+        keys.iter_mut().for_each(set_digit);
+        keys.sort_unstable_by_key(|k| (k.digit, k.tail));
+        keys.chunk_by_mut(same_digit).for_each(sort_ties);
     }
 }
 
@@ -161,6 +181,24 @@ mod tests {
                 reference("stormlog.trace.kineto", prefix),
             ])
             .collect();
+        let expected = std_sorted(refs.clone());
+        sort_refs(&mut refs);
+        assert_eq!(refs, expected);
+    }
+
+    #[test]
+    fn lists_long_enough_to_sort_in_parallel() {
+        // Two tie groups over the first digit, each past `PARALLEL`: the parallel path runs at
+        // both depths. Repeats and a second producer too.
+        let prefix = "kineto:rank0-dev0.pt.trace.json.gz:5161287fa4c2/";
+        let n = 2 * PARALLEL as u32 + 100;
+        let mut refs: Vec<EntityRef> = (0..n)
+            .map(|i| {
+                let id = format!("{prefix}{}{}{:07}", i % 2, "x".repeat(20), (i * 7919) % n);
+                reference(if i % 5 == 0 { "b" } else { "a" }, &id)
+            })
+            .collect();
+        refs.extend(refs[..50].to_vec());
         let expected = std_sorted(refs.clone());
         sort_refs(&mut refs);
         assert_eq!(refs, expected);
