@@ -17,7 +17,8 @@
 //!   did (a pointer check when they already are shared, one context fingerprint when not).
 //!
 //! Nothing here reads files or measures time; [`Resolver::finish`] runs the reference checks on
-//! rayon's global pool, and the memberships' sorted order is computed when first asked for. Accounting is [`crate::account`].
+//! rayon's global pool, and the memberships' sorted order is computed when first asked for.
+//! Accounting is [`crate::account`].
 
 mod identity;
 mod order;

@@ -188,10 +188,10 @@ mod tests {
 
     #[test]
     fn lists_long_enough_to_sort_in_parallel() {
-        // Two tie groups over the first digit, each past `PARALLEL`: the parallel path runs at
-        // both depths. Repeats and a second producer too.
+        // Producer `a` has two tie groups over the first digit, each past `PARALLEL`: the
+        // parallel path runs at both depths. Repeats and a second producer too.
         let prefix = "kineto:rank0-dev0.pt.trace.json.gz:5161287fa4c2/";
-        let n = 2 * PARALLEL as u32 + 100;
+        let n = 3 * PARALLEL as u32;
         let mut refs: Vec<EntityRef> = (0..n)
             .map(|i| {
                 let id = format!("{prefix}{}{}{:07}", i % 2, "x".repeat(20), (i * 7919) % n);
@@ -199,6 +199,11 @@ mod tests {
             })
             .collect();
         refs.extend(refs[..50].to_vec());
+        let in_a_tie_group = refs.iter().filter(|r| &*r.producer_id == "a").count() / 2;
+        assert!(
+            in_a_tie_group > PARALLEL,
+            "{in_a_tie_group} keys per tie group"
+        );
         let expected = std_sorted(refs.clone());
         sort_refs(&mut refs);
         assert_eq!(refs, expected);
