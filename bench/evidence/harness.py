@@ -240,9 +240,7 @@ def bench(args: argparse.Namespace) -> int:
             print(render(rows[-1:], args.runs, args.reference_runs, parse_only), file=sys.stderr)
     table = render(rows, args.runs, args.reference_runs, parse_only)
     loads = [run["load"] for row in rows for run in row["tally"] + (row["ref"] or [])]
-    faults = max(
-        (run.get("major_faults", 0) for row in rows for run in row["tally"]), default=0
-    )
+    faults = max((run["major_faults"] for row in rows for run in row["tally"]), default=0)
     notes = (f"\n\nMachine: {machine()}. One-minute load average before the runs: "
              f"{min(loads):.1f} to {max(loads):.1f}. Times are medians; CPU is user + system. "
              f"Each timed run follows an untimed read of its trace (page cache warm); the most "
