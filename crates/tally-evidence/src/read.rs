@@ -152,14 +152,22 @@ pub fn for_each_record_with(
 /// it takes, and it runs on one of rayon's threads, which parses whenever it has no record to
 /// resolve (rather than a third thread competing for the cores).
 pub fn resolve_input(input: &Input, resolver: &mut Resolver) -> Result<()> {
+    resolve_input_with(input, &ReadOptions::default(), resolver)
+}
+
+/// [`resolve_input`] with options.
+pub fn resolve_input_with(
+    input: &Input,
+    options: &ReadOptions,
+    resolver: &mut Resolver,
+) -> Result<()> {
     let name = input.name();
-    let options = ReadOptions::default();
     let source = input::Source::open(input, options.batch_bytes).map_err(|source| Error::Io {
         name: name.clone(),
         source,
     })?;
     let mut decoder = CorrelationRecordDecoder::new();
-    rayon::scope(|_| drive::run(source, &name, &options, &mut decoder, resolver))
+    rayon::scope(|_| drive::run(source, &name, options, &mut decoder, resolver))
 }
 
 /// [`for_each_record_with`] for bytes already in memory (plain JSONL, not gzip), named `name` in

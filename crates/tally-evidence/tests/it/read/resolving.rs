@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use tally_evidence::read::{Input, for_each_record, resolve_input};
+use tally_evidence::read::{
+    Input, ReadOptions, for_each_record, resolve_input, resolve_input_with,
+};
 use tally_evidence::write::ArtifactForm;
 use tally_evidence::{CorrelationGraph, Resolver, account_gpu_time};
 use tally_synth::{Delivery, Scenario, write_artifact};
@@ -103,6 +105,49 @@ fn generated_traces_resolve_as_when_pushed() {
             "{expected}"
         );
         assert_eq!(resolved(&broken_path), expected, "broken {name}");
+    }
+}
+
+/// Many small batches of a trace with thousands of entries per table: the resolver's spare
+/// chunks are planned, faulted in on the parse threads and used, and nothing changes.
+#[test]
+fn traces_read_in_small_batches_resolve_as_when_pushed() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let scenario = Scenario::new(5, 1400);
+    let shuffled = Delivery {
+        duplicates: 0.03,
+        shuffle: true,
+        shuffle_window: 4096,
+        ..Delivery::default()
+    };
+    let options = ReadOptions {
+        batch_bytes: 96 << 10,
+        ..ReadOptions::default()
+    };
+    for (name, delivery, form) in [
+        ("v2.jsonl", Delivery::default(), ArtifactForm::V2),
+        ("v4.jsonl", shuffled, ArtifactForm::V4),
+    ] {
+        let path = dir.path().join(name);
+        write_artifact(&scenario, &delivery, form, &path).expect("the trace is written");
+        let expected = pushed(&path);
+        let members: usize = expected
+            .lines()
+            .find_map(|l| l.split("memberships: ").nth(1))
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse().ok())
+            .expect("a membership count");
+        assert!(
+            members > 2 * 4096,
+            "several chunks of memberships: {members}"
+        );
+        let mut resolver = Resolver::new();
+        let read = resolve_input_with(&Input::Path(path.clone()), &options, &mut resolver);
+        assert_eq!(
+            outcome(read.map(|()| resolver.finish())),
+            expected,
+            "{name}"
+        );
     }
 }
 
