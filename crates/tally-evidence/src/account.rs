@@ -33,6 +33,10 @@ use crate::model::{
 use crate::resolve::{CorrelationGraph, ResolvedEvent};
 use crate::text_order;
 
+mod device_times;
+
+pub use device_times::DeviceTimes;
+
 /// The group key of GPU time: `(device_uuid, clock_domain, clock_kind)` of the activity's
 /// context (the host is not part of it). Ordered by those three strings, as the JSON lists are.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -75,7 +79,7 @@ pub struct IterationTiming {
     /// `end − start` on a monotonic clock with both ends; `None` otherwise.
     pub elapsed_ns: Option<Nanos>,
     /// GPU time per device clock of the activities linked to it (only keys that got one).
-    pub gpu: BTreeMap<DeviceClock, GpuTime>,
+    pub gpu: DeviceTimes,
 }
 
 /// The time range a device group's busy intervals cover: first start to last end.
@@ -468,7 +472,7 @@ fn iteration_timings(graph: &CorrelationGraph) -> Result<SortedTimings> {
             };
             let timing = IterationTiming {
                 elapsed_ns,
-                gpu: BTreeMap::new(),
+                gpu: DeviceTimes::new(),
             };
             Ok((position as u32, b.iteration_ref.clone(), timing))
         })

@@ -25,7 +25,7 @@ mod text_order;
 pub mod write;
 
 pub use account::{
-    BusySpan, DeviceClock, GpuTime, IterationTiming, RunAccounting, account_gpu_time,
+    BusySpan, DeviceClock, DeviceTimes, GpuTime, IterationTiming, RunAccounting, account_gpu_time,
 };
 pub use align::{AlignedTimestamp, align_timestamp, alignment_offset_bounds, covering_alignments};
 pub use error::{Error, Origin, Result};
