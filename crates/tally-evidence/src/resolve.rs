@@ -22,7 +22,6 @@
 
 mod identity;
 mod order;
-mod spare;
 mod table;
 mod unresolved;
 
@@ -42,7 +41,6 @@ use crate::model::{
 use identity::{
     Identities, IdentityView, Location, Lookup, SideIdentity, TableKind, identity_hash,
 };
-pub(crate) use spare::SpareChunks;
 use table::{Filed, Keyed};
 
 /// The sizes of the six entity tables (what `--json` prints as `counts`).
@@ -466,7 +464,6 @@ pub struct Resolver {
     identities: Identities,
     interner: Interner,
     tables: Tables,
-    spare_baseline: spare::Baseline,
 }
 
 impl Resolver {
@@ -572,19 +569,6 @@ impl Resolver {
         recorded.ok_or_else(|| too_many(origin.origin()))
     }
 
-    /// Empty storage chunks the tables will fill while about `ahead` more bytes of the current
-    /// input are taken, `delivered` bytes of it having been taken so far (0: the input starts),
-    /// for the caller to fault in on another thread and give back with
-    /// [`keep_spare_chunks`](Self::keep_spare_chunks) (see [`spare`]).
-    pub(crate) fn spare_chunks(&mut self, delivered: u64, ahead: u64) -> SpareChunks {
-        spare::plan(&self.tables, &mut self.spare_baseline, delivered, ahead)
-    }
-
-    /// Takes back chunks from [`spare_chunks`](Self::spare_chunks), faulted in or not.
-    pub(crate) fn keep_spare_chunks(&mut self, spares: SpareChunks) {
-        spare::keep(&mut self.tables, spares);
-    }
-
     /// The number of distinct event identities seen so far.
     pub fn distinct_events(&self) -> usize {
         self.identities.len()
@@ -596,8 +580,6 @@ impl Resolver {
         // instead of adding to the peak.
         drop(self.identities);
         drop(self.interner);
-        let mut tables = self.tables;
-        spare::drop_all(&mut tables);
         let Tables {
             requests,
             iterations,
@@ -605,7 +587,7 @@ impl Resolver {
             mut memberships,
             activities,
             mut alignments,
-        } = tables;
+        } = self.tables;
         // The graph looks memberships and alignments up by position only: their key indexes
         // (9 MB at 1M records) go too.
         memberships.drop_index();

@@ -11,7 +11,7 @@ use rayon::{Scope, ThreadPool};
 
 use crate::error::{Error, Origin, Result};
 use crate::model::{CorrelationEvent, InferenceRecord, Text};
-use crate::resolve::{Hashes, Place, Resolver, SpareChunks};
+use crate::resolve::{Hashes, Place, Resolver};
 
 use super::ReadOptions;
 use super::batch::{BatchRecords, Items, Position, decode_batch};
@@ -55,16 +55,6 @@ pub(crate) trait Consumer {
 
     /// Takes the records of `batch` in file order; the first error stops the load.
     fn consume(&mut self, batch: &mut BatchRecords, name: &Text) -> Result<()>;
-
-    /// Empty memory the consumer will write while it takes about `ahead` more bytes of this
-    /// input, `delivered` bytes having been taken, for a parse thread to fault in meanwhile
-    /// (see `resolve::spare`); none by default.
-    fn spares(&mut self, _delivered: u64, _ahead: u64) -> SpareChunks {
-        SpareChunks::default()
-    }
-
-    /// Takes back what [`spares`](Self::spares) gave.
-    fn keep_spares(&mut self, _spares: SpareChunks) {}
 }
 
 /// A caller's sink, one record at a time.
@@ -122,14 +112,6 @@ impl Consumer for &mut Resolver {
         }
         Ok(())
     }
-
-    fn spares(&mut self, delivered: u64, ahead: u64) -> SpareChunks {
-        self.spare_chunks(delivered, ahead)
-    }
-
-    fn keep_spares(&mut self, spares: SpareChunks) {
-        self.keep_spare_chunks(spares);
-    }
 }
 
 /// Hands a batch's records to the consumer, then its failure as the load's error; gives back
@@ -160,8 +142,6 @@ pub(crate) fn run<C: Consumer>(
     let pool = pool(options)?;
     let mut at = Position { line: 1, offset: 0 };
     let mut previous: Option<BatchRecords> = None;
-    // Bytes of the batches delivered, and of the one waiting to be.
-    let (mut delivered, mut waiting) = (0u64, 0u64);
     // Two item buffers take turns: one is filled while the other's records are delivered.
     let mut spare = Items::new();
     loop {
@@ -170,16 +150,7 @@ pub(crate) fn run<C: Consumer>(
         let chunk = if stop { Ok(None) } else { source.next_chunk() };
         let mut decoded = None;
         let items = std::mem::take(&mut spare);
-        // Empty table chunks for the records of the batch delivered now and of the one decoded
-        // now, faulted in during this delivery by whichever thread is free first: the
-        // delivering thread would otherwise stop at each new page.
-        let next = chunk
-            .as_ref()
-            .ok()
-            .and_then(Option::as_ref)
-            .map_or(0, |c| c.len());
-        let mut spares = consumer.spares(delivered, waiting + next as u64);
-        let outcome = in_scope(pool.as_ref(), |scope| {
+        let delivered = in_scope(pool.as_ref(), |scope| {
             if let Ok(Some(chunk)) = &chunk {
                 let (decoded, decoder) = (&mut decoded, &mut *decoder);
                 scope.spawn(move |_| {
@@ -187,27 +158,20 @@ pub(crate) fn run<C: Consumer>(
                     *decoded = Some(decode_batch(chunk, at, decoder, items, C::HASHED));
                 });
             }
-            if !spares.is_empty() {
-                let spares = &mut spares;
-                scope.spawn(move |_| spares.fault_in());
-            }
             match previous.take() {
                 Some(batch) => deliver(batch, name, &mut consumer),
                 None => (Items::new(), Ok(())),
             }
         });
-        consumer.keep_spares(spares);
-        let (emptied, outcome) = outcome;
+        let (emptied, delivered) = delivered;
         spare = emptied;
-        outcome?;
-        delivered += std::mem::take(&mut waiting);
+        delivered?;
         match chunk.map_err(|e| io_error(name, e))? {
             None => return Ok(()),
             Some(chunk) => {
                 let batch = decoded.expect("the decode task ran");
                 at.line += batch.line_count;
                 at.offset += chunk.len() as u64;
-                waiting = chunk.len() as u64;
                 previous = Some(batch);
             }
         }

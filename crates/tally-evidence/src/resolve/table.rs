@@ -274,7 +274,7 @@ pub(crate) enum Filed<B> {
 /// Entries per storage chunk. Full chunks never move, so a growing table copies nothing and
 /// touches each page once (a doubling `Vec` of 320-byte entries would copy and fault in twice).
 const CHUNK_SHIFT: u32 = 12;
-pub(super) const CHUNK: usize = 1 << CHUNK_SHIFT;
+const CHUNK: usize = 1 << CHUNK_SHIFT;
 
 /// The kept entities of one kind in first-appearance order of their keys, with an exact index.
 ///
@@ -285,9 +285,6 @@ pub struct EntityTable<B> {
     chunks: Vec<Vec<ResolvedEvent<B>>>,
     len: u32,
     index: HashTable<(u32, u32)>,
-    /// Empty chunks of full capacity, already faulted in, taken before allocating a new one
-    /// (see [`super::spare`]).
-    spares: Vec<Vec<ResolvedEvent<B>>>,
 }
 
 impl<B> Default for EntityTable<B> {
@@ -296,7 +293,6 @@ impl<B> Default for EntityTable<B> {
             chunks: Vec::new(),
             len: 0,
             index: HashTable::new(),
-            spares: Vec::new(),
         }
     }
 }
@@ -344,34 +340,6 @@ impl<B> EntityTable<B> {
             })
             .map(|&(i, _)| i)
     }
-    /// How many more empty chunks this table wants to hold so that about `entries` more
-    /// entries need no fresh one: none while its first chunk (which grows like a `Vec`) is not
-    /// full.
-    pub(super) fn spares_wanted(&self, entries: usize) -> usize {
-        let len = self.len as usize;
-        if len < CHUNK {
-            return 0;
-        }
-        let room = (CHUNK - len % CHUNK) % CHUNK;
-        entries
-            .saturating_sub(room)
-            .div_ceil(CHUNK)
-            .saturating_sub(self.spares.len())
-    }
-    /// Keeps empty chunks (of capacity [`CHUNK`]) for the entries to come.
-    pub(super) fn keep_spares(&mut self, spares: Vec<Vec<ResolvedEvent<B>>>) {
-        debug_assert!(spares.iter().all(|c| c.is_empty() && c.capacity() >= CHUNK));
-        self.spares.extend(spares);
-    }
-    /// The empty chunks held.
-    #[cfg(test)]
-    pub(super) fn spare_count(&self) -> usize {
-        self.spares.len()
-    }
-    /// Frees the chunks kept for entries that did not come.
-    pub(super) fn drop_spares(&mut self) {
-        self.spares = Vec::new();
-    }
     pub(crate) fn entry_mut(&mut self, position: u32) -> &mut ResolvedEvent<B> {
         let p = position as usize;
         &mut self.chunks[p >> CHUNK_SHIFT][p & (CHUNK - 1)]
@@ -381,14 +349,8 @@ impl<B> EntityTable<B> {
         if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
             // The first chunk grows like a `Vec` (small tables stay small); later ones are
             // allocated whole.
-            let chunk = if self.chunks.is_empty() {
-                Vec::new()
-            } else {
-                self.spares
-                    .pop()
-                    .unwrap_or_else(|| Vec::with_capacity(CHUNK))
-            };
-            self.chunks.push(chunk);
+            let capacity = if self.chunks.is_empty() { 0 } else { CHUNK };
+            self.chunks.push(Vec::with_capacity(capacity));
         }
         self.chunks.last_mut().expect("a chunk").push(entry);
         self.len += 1;

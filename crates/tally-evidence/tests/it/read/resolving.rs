@@ -108,8 +108,8 @@ fn generated_traces_resolve_as_when_pushed() {
     }
 }
 
-/// Many small batches of a trace with thousands of entries per table: the resolver's spare
-/// chunks are planned, faulted in on the parse threads and used, and nothing changes.
+/// Many small batches of a trace with thousands of entries per table (so that tables span
+/// several storage chunks): nothing changes.
 #[test]
 fn traces_read_in_small_batches_resolve_as_when_pushed() {
     let dir = tempfile::tempdir().expect("a temporary folder");
