@@ -39,8 +39,8 @@ impl DeviceTimes {
     }
 
     /// `(device, time)` in key order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&DeviceClock, &GpuTime)> {
-        self.entries.iter().map(|(k, t)| (k, t))
+    pub fn iter(&self) -> <&Self as IntoIterator>::IntoIter {
+        self.into_iter()
     }
 
     /// The devices, in order.
@@ -68,16 +68,16 @@ impl FromIterator<(DeviceClock, GpuTime)> for DeviceTimes {
     /// Later entries of an equal key replace earlier ones, as in a map.
     fn from_iter<I: IntoIterator<Item = (DeviceClock, GpuTime)>>(items: I) -> Self {
         let mut entries: Vec<(DeviceClock, GpuTime)> = items.into_iter().collect();
-        // Stable: of equal keys, the last one is kept below.
+        // Stable, so equal keys stay in arrival order; of each run the last one's time is kept.
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut kept: Vec<(DeviceClock, GpuTime)> = Vec::with_capacity(entries.len());
-        for entry in entries {
-            match kept.last_mut() {
-                Some(last) if last.0 == entry.0 => *last = entry,
-                _ => kept.push(entry),
+        entries.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                std::mem::swap(&mut later.1, &mut kept.1);
             }
-        }
-        Self { entries: kept }
+            same
+        });
+        Self { entries }
     }
 }
 
