@@ -8,6 +8,9 @@
 use super::{DeviceClock, GpuTime};
 
 /// GPU time per device clock, in key order (a small map: lookups search the sorted entries).
+///
+/// It was a `BTreeMap<DeviceClock, GpuTime>` until it cost ≈ 14 MB at 1M records; the methods
+/// callers used (`get`, `insert`, `iter`, `keys`, `values`, `len`, `collect`) behave the same.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct DeviceTimes {
     entries: Vec<(DeviceClock, GpuTime)>,

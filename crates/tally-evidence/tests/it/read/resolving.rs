@@ -65,22 +65,37 @@ fn conformance_files_resolve_as_when_pushed() {
     }
 }
 
+/// `scenario` written in `dir` twice, as `v2.jsonl` in order and as `v4.jsonl` with `duplicates`
+/// redelivered and delivery shuffled within `shuffle_window` records: `(name, path)`.
+fn generated_traces(
+    dir: &Path,
+    scenario: &Scenario,
+    duplicates: f64,
+    shuffle_window: usize,
+) -> Vec<(&'static str, std::path::PathBuf)> {
+    let shuffled = Delivery {
+        duplicates,
+        shuffle: true,
+        shuffle_window,
+        ..Delivery::default()
+    };
+    [
+        ("v2.jsonl", Delivery::default(), ArtifactForm::V2),
+        ("v4.jsonl", shuffled, ArtifactForm::V4),
+    ]
+    .into_iter()
+    .map(|(name, delivery, form)| {
+        let path = dir.join(name);
+        write_artifact(scenario, &delivery, form, &path).expect("the trace is written");
+        (name, path)
+    })
+    .collect()
+}
+
 #[test]
 fn generated_traces_resolve_as_when_pushed() {
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let scenario = Scenario::new(3, 300);
-    let shuffled = Delivery {
-        duplicates: 0.05,
-        shuffle: true,
-        shuffle_window: 512,
-        ..Delivery::default()
-    };
-    for (name, delivery, form) in [
-        ("v2.jsonl", Delivery::default(), ArtifactForm::V2),
-        ("v4.jsonl", shuffled, ArtifactForm::V4),
-    ] {
-        let path = dir.path().join(name);
-        write_artifact(&scenario, &delivery, form, &path).expect("the trace is written");
+    for (name, path) in generated_traces(dir.path(), &Scenario::new(3, 300), 0.05, 512) {
         let expected = pushed(&path);
         assert!(expected.starts_with("run Some"), "{expected}");
         assert_eq!(resolved(&path), expected, "{name}");
@@ -113,23 +128,11 @@ fn generated_traces_resolve_as_when_pushed() {
 #[test]
 fn traces_read_in_small_batches_resolve_as_when_pushed() {
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let scenario = Scenario::new(5, 1400);
-    let shuffled = Delivery {
-        duplicates: 0.03,
-        shuffle: true,
-        shuffle_window: 4096,
-        ..Delivery::default()
-    };
     let options = ReadOptions {
         batch_bytes: 96 << 10,
         ..ReadOptions::default()
     };
-    for (name, delivery, form) in [
-        ("v2.jsonl", Delivery::default(), ArtifactForm::V2),
-        ("v4.jsonl", shuffled, ArtifactForm::V4),
-    ] {
-        let path = dir.path().join(name);
-        write_artifact(&scenario, &delivery, form, &path).expect("the trace is written");
+    for (name, path) in generated_traces(dir.path(), &Scenario::new(5, 1400), 0.03, 4096) {
         let expected = pushed(&path);
         let members: usize = expected
             .lines()
