@@ -251,7 +251,7 @@ pub fn parse_inference_record(json: &str) -> Result<InferenceRecord> {
                 known_context: parsed.known_context,
                 plain_refs: parsed.plain_refs,
             };
-            decode::embedded_record(&rec, rec.val(wire::Key::SchemaVersion), json)
+            decode::embedded_record(&rec, rec.val(wire::Key::SchemaVersion), json, |r| r)
         }
     })
     .map_err(|fault| context::located(fault, Origin::default()))

@@ -213,7 +213,7 @@ fn classify(
         _ => false,
     };
     if !(definition || wire.has(Key::ContextId) || version_equals_4) {
-        return embedded_record(&rec, version, text).map(Decoded::Record);
+        return embedded_record(&rec, version, text, Decoded::Record);
     }
     if !matches!(&version, Some(Val::Int(i)) if i.value == Some(4)) {
         return Err(Fault::Value(
@@ -303,19 +303,22 @@ fn compact_event(rec: &Fields<'_, '_>) -> Checked<EventParts> {
 }
 
 /// `parse_inference_record` on one record's top level; `text` is the line (for legacy records).
-pub(crate) fn embedded_record(
+/// The record is handed to `into` where it is made, so that the caller's value is built in one
+/// place rather than wrapped (and copied) layer by layer.
+pub(crate) fn embedded_record<T>(
     rec: &Fields<'_, '_>,
     version: Option<Val<'_>>,
     text: &str,
-) -> Checked<InferenceRecord> {
+    into: impl FnOnce(InferenceRecord) -> T,
+) -> Checked<T> {
     Ok(
         match events::embedded(rec, version, ContextSource::Embedded)? {
-            Embedded::Legacy => InferenceRecord::Legacy(LegacyRecord {
+            Embedded::Legacy => into(InferenceRecord::Legacy(LegacyRecord {
                 json: trim_json_space(text).into(),
-            }),
-            Embedded::Event(context, parts) => InferenceRecord::Event(
+            })),
+            Embedded::Event(context, parts) => into(InferenceRecord::Event(
                 parts.event(context.expect("an embedded event has its context")),
-            ),
+            )),
         },
     )
 }
