@@ -258,20 +258,20 @@ fn classify(
     }
     // The lookup error, if any, would come before the body's own; a known id has none.
     if let Some(context) = known.and_then(|registry| registry.find(&id).ok()) {
-        let parts = compact_event(&rec)?;
-        return Ok(Decoded::Record(InferenceRecord::Event(
-            parts.event(Arc::clone(context)),
-        )));
+        return compact_event(&rec, |parts| {
+            Decoded::Record(InferenceRecord::Event(parts.event(Arc::clone(context))))
+        });
     }
     Ok(Decoded::Compact {
         id,
-        event: compact_event(&rec),
+        event: compact_event(&rec, |parts| parts),
     })
 }
 
 /// The checks a compact record gets after its id resolves: the null-intervals rule, then the
-/// expanded record's (`evidence.md` §2.9).
-fn compact_event(rec: &Fields<'_, '_>) -> Checked<EventParts> {
+/// expanded record's (`evidence.md` §2.9). The parts are handed to `into` where they are made
+/// (see [`embedded_record`]).
+fn compact_event<T>(rec: &Fields<'_, '_>, into: impl FnOnce(EventParts) -> T) -> Checked<T> {
     let is_activity = matches!(
         rec.val(Key::EventType),
         Some(Val::Str(t)) if t == crate::model::EventType::Activity.as_str()
@@ -297,7 +297,7 @@ fn compact_event(rec: &Fields<'_, '_>) -> Checked<EventParts> {
         digits,
     });
     match events::embedded(rec, Some(version), ContextSource::Registry)? {
-        Embedded::Event(_, parts) => Ok(parts),
+        Embedded::Event(_, parts) => Ok(into(parts)),
         Embedded::Legacy => unreachable!("an expanded record has version 2 or 3"),
     }
 }
