@@ -15,7 +15,7 @@ use crate::fingerprint;
 use crate::model::{CorrelationContext, InferenceRecord, LegacyRecord, Text};
 
 use super::context::ContextRegistry;
-use super::events::{self, ContextSource, Embedded, EventParts, Fields};
+use super::events::{self, ContextSource, EventParts, Fields};
 use super::fields::{self, Checked, Fault};
 use super::known;
 use super::lines;
@@ -296,10 +296,13 @@ fn compact_event<T>(rec: &Fields<'_, '_>, into: impl FnOnce(EventParts) -> T) ->
         negative: false,
         digits,
     });
-    match events::embedded(rec, Some(version), ContextSource::Registry)? {
-        Embedded::Event(_, parts) => Ok(into(parts)),
-        Embedded::Legacy => unreachable!("an expanded record has version 2 or 3"),
-    }
+    events::embedded(
+        rec,
+        Some(version),
+        ContextSource::Registry,
+        |_, parts| into(parts),
+        || unreachable!("an expanded record has version 2 or 3"),
+    )
 }
 
 /// `parse_inference_record` on one record's top level; `text` is the line (for legacy records).
@@ -309,16 +312,21 @@ pub(crate) fn embedded_record<T>(
     rec: &Fields<'_, '_>,
     version: Option<Val<'_>>,
     text: &str,
-    into: impl FnOnce(InferenceRecord) -> T,
+    into: impl Fn(InferenceRecord) -> T,
 ) -> Checked<T> {
-    Ok(
-        match events::embedded(rec, version, ContextSource::Embedded)? {
-            Embedded::Legacy => into(InferenceRecord::Legacy(LegacyRecord {
-                json: trim_json_space(text).into(),
-            })),
-            Embedded::Event(context, parts) => into(InferenceRecord::Event(
+    events::embedded(
+        rec,
+        version,
+        ContextSource::Embedded,
+        |context, parts| {
+            into(InferenceRecord::Event(
                 parts.event(context.expect("an embedded event has its context")),
-            )),
+            ))
+        },
+        || {
+            into(InferenceRecord::Legacy(LegacyRecord {
+                json: trim_json_space(text).into(),
+            }))
         },
     )
 }

@@ -53,16 +53,6 @@ impl EventParts {
     }
 }
 
-/// What an embedded record is.
-#[allow(clippy::large_enum_variant)] // short-lived, never stored
-#[derive(Debug)]
-pub(crate) enum Embedded {
-    /// A v1 record: kept verbatim by the caller.
-    Legacy,
-    /// A valid event; the context is `Some` for [`ContextSource::Embedded`].
-    Event(Option<Arc<CorrelationContext>>, EventParts),
-}
-
 /// One record's top level, with how it was parsed.
 pub(crate) struct Fields<'w, 'a> {
     /// The keys as read.
@@ -215,12 +205,16 @@ fn shares_id(ty: EventType, key: Key) -> bool {
 }
 
 /// `parse_inference_record`: an embedded record with declared `version` (the record's own, or
-/// the embedded version a v4 record expands to).
-pub(crate) fn embedded(
+/// the embedded version a v4 record expands to). A valid event's context (`Some` for
+/// [`ContextSource::Embedded`]) and parts go to `event`, a v1 record is `legacy()`: the caller's
+/// value is built where the parts are made, rather than wrapped and copied layer by layer.
+pub(crate) fn embedded<T>(
     rec: &Fields<'_, '_>,
     version: Option<Val<'_>>,
     source: ContextSource,
-) -> Checked<Embedded> {
+    event: impl FnOnce(Option<Arc<CorrelationContext>>, EventParts) -> T,
+    legacy: impl FnOnce() -> T,
+) -> Checked<T> {
     // `None` for an integer beyond i128: never supported, its digits are the message.
     let (version, version_int) = match version {
         None => (Some(1), None),
@@ -245,7 +239,7 @@ pub(crate) fn embedded(
         }
     };
     if version == Some(1) {
-        return Ok(Embedded::Legacy);
+        return Ok(legacy());
     }
     let allowed: &[i128] = if event_type == EventType::Activity.as_str() {
         &[2, 3]
@@ -267,8 +261,13 @@ pub(crate) fn embedded(
         Fault::Type(m) => Fault::Value(format!("invalid {} record: {m}", ty.as_str())),
         other => other,
     };
-    let (context, parts) = correlation_record(rec, ty, source).map_err(prefix)?;
-    let content_version = match &parts.body {
+    correlation_record(rec, ty, source, version, event).map_err(prefix)
+}
+
+/// The declared-version check, last of an event's checks (`evidence.md` §2.8): an activity with
+/// `metadata.intervals` is content version 3, every other event 2.
+fn declared_version(ty: EventType, version: i128, body: &EventBody) -> Checked<()> {
+    let content_version = match body {
         EventBody::Activity(a) if a.intervals != BusyIntervals::Absent => 3,
         _ => 2,
     };
@@ -285,16 +284,19 @@ pub(crate) fn embedded(
             )
         }));
     }
-    Ok(Embedded::Event(context, parts))
+    Ok(())
 }
 
-/// `_parse_correlation_record`: context, refs, constructor, checks. `Fault::Type` is returned
-/// bare; the caller adds the `invalid ... record: ` prefix.
-fn correlation_record(
+/// `_parse_correlation_record`: context, refs, constructor, checks, then the declared `version`;
+/// the context and parts go to `into`. `Fault::Type` is returned bare; the caller adds the
+/// `invalid ... record: ` prefix.
+fn correlation_record<T>(
     rec: &Fields<'_, '_>,
     ty: EventType,
     source: ContextSource,
-) -> Checked<(Option<Arc<CorrelationContext>>, EventParts)> {
+    version: i128,
+    into: impl FnOnce(Option<Arc<CorrelationContext>>, EventParts) -> T,
+) -> Checked<T> {
     let context = match source {
         ContextSource::Registry => None,
         ContextSource::Embedded => match (&rec.known_context, rec.wire.get(Key::Context)) {
@@ -338,7 +340,8 @@ fn correlation_record(
         Some(_) => return Err(Fault::Value("metadata must be an object".into())),
     };
     let body = bodies::body(rec, ty, bodies::Refs(refs), intervals)?;
-    Ok((
+    declared_version(ty, version, &body)?;
+    Ok(into(
         context,
         EventParts {
             event_id,
