@@ -1,15 +1,15 @@
 //! [`DeviceTimes`]: an iteration's GPU time per device clock, a map kept as a sorted list.
 //!
 //! An iteration runs on one device or a few, and a trace has tens of thousands of iterations: a
-//! `BTreeMap` spends a whole node (about 540 bytes) on each, which was about 14 MB on the 1M
-//! record benchmark, all of it faulted in on the accountant's last, sequential step. A sorted
-//! `Vec` of exactly the entries costs 48 bytes per device.
+//! `BTreeMap` spends a whole node (about 540 bytes) on each, about 14 MB by count on the 1M
+//! record benchmark, allocated on the accountant's last, sequential step (peak RSS fell 2–6 MiB
+//! when they went). A sorted `Vec` of exactly the entries costs 48 bytes per device.
 
 use super::{DeviceClock, GpuTime};
 
 /// GPU time per device clock, in key order (a small map: lookups search the sorted entries).
 ///
-/// It was a `BTreeMap<DeviceClock, GpuTime>` until it cost ≈ 14 MB at 1M records; the methods
+/// It was a `BTreeMap<DeviceClock, GpuTime>` (≈ 14 MB of nodes at 1M records); the methods
 /// callers used (`get`, `insert`, `iter`, `keys`, `values`, `len`, `collect`) behave the same.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct DeviceTimes {
