@@ -3,8 +3,8 @@
 
 Standard library only; run.sh sets up the tools and calls it. Subcommands:
 
-  harness.py bench --tally BIN --python PY [--sizes 10k,100k,1m] [--runs N]
-                   [--reference-runs N] [--out DIR]
+  harness.py bench --tally BIN --python PY [--plain-tally BIN] [--sizes 10k,100k,1m]
+                   [--runs N] [--reference-runs N] [--out DIR]
       Generates each trace with ``tally trace synth`` (v2, and v4 with 2% duplicates and
       shuffled delivery), times ``tally trace account FILE --json`` (median of N runs) and the
       reference (reference.py, median of --reference-runs runs, default 1), each under
@@ -13,7 +13,9 @@ Standard library only; run.sh sets up the tools and calls it. Subcommands:
       parse-only --json-only FILE`` (parse every line as JSON, nothing more) when the binary
       has them, checks that both tools print the same
       JSON value, and prints a Markdown table with the machine and the load average (also
-      written to DIR/results.md, raw figures to DIR/results.json).
+      written to DIR/results.md, raw figures to DIR/results.json). With --plain-tally, a second
+      build (run.sh passes the plain ``cargo build --release`` one beside the PGO one) runs
+      alternately with --tally, gets its own columns, and must print the same bytes.
 
   harness.py conformance --python PY [--dir DIR]
       Runs reference.py on every conformance case and checks it reproduces the expected JSON.
@@ -180,17 +182,23 @@ def bench(args: argparse.Namespace) -> int:
                   f"{gen['wall_s']:.2f} s", file=sys.stderr)
 
             def run_tally(count: int) -> bool:
+                # With a plain build to compare, the two builds alternate run by run.
+                builds = [(args.tally, "tally", tally_runs)]
+                if args.plain_tally:
+                    builds.append((args.plain_tally, "plain", plain_runs))
                 for _ in range(count):
-                    run = timed(
-                        [args.tally, "trace", "account", str(trace), "--json"],
-                        out / f"{name}.tally.json",
-                        out / f"{name}.tally.err",
-                        trace,
-                    )
-                    if run["status"] != 0:
-                        print(f"error: tally failed on {name}; see {out}", file=sys.stderr)
-                        return False
-                    tally_runs.append(run)
+                    for binary, label, runs in builds:
+                        run = timed(
+                            [binary, "trace", "account", str(trace), "--json"],
+                            out / f"{name}.{label}.json",
+                            out / f"{name}.{label}.err",
+                            trace,
+                        )
+                        if run["status"] != 0:
+                            print(f"error: {binary} failed on {name}; see {out}",
+                                  file=sys.stderr)
+                            return False
+                        runs.append(run)
                 return True
 
             def run_reference() -> None:
@@ -208,6 +216,7 @@ def bench(args: argparse.Namespace) -> int:
             # The two tools take turns: tally's runs are spread before, between and after the
             # reference's, so that both sample the same stretch of a machine whose speed drifts.
             tally_runs: list[dict[str, Any]] = []
+            plain_runs: list[dict[str, Any]] = []
             ref_runs: list[dict[str, Any]] = []
             phases: dict[str, float] = {}
             ref_count = 0 if args.skip_reference else args.reference_runs
@@ -232,9 +241,14 @@ def bench(args: argparse.Namespace) -> int:
                 theirs = load_json(out / f"{name}.reference.json")
                 diff = first_difference(mine, theirs)
                 same = "yes" if diff is None else f"**NO** ({diff})"
+            if plain_runs:
+                # Both builds must print the same bytes: PGO moves code, it does not change it.
+                if (out / f"{name}.plain.json").read_bytes() != \
+                        (out / f"{name}.tally.json").read_bytes():
+                    same = f"**NO** (the plain build printed other bytes than {args.tally})"
             rows.append({
                 "name": name, "lines": lines, "size_mb": size_mb, "synth_s": gen["wall_s"],
-                "tally": tally_runs, "parse": parse_runs, "ref": ref, "phases": phases,
+                "tally": tally_runs, "plain": plain_runs, "parse": parse_runs, "ref": ref, "phases": phases,
                 "same": same,
             })
             print(render(rows[-1:], args.runs, args.reference_runs, parse_only), file=sys.stderr)
@@ -255,13 +269,19 @@ def render(rows: list[dict[str, Any]], runs: int, ref_runs: int, parse_only: boo
     def median(items: list[dict[str, Any]], key: str = "wall_s") -> float:
         return statistics.median(r[key] for r in items)
 
+    plain = any(r.get("plain") for r in rows)
     header = ["trace", "lines", "file", f"tally wall (median of {runs})", "tally CPU",
               "tally peak RSS"]
+    if plain:
+        header += ["plain build wall / CPU"]
     if parse_only:
         header += ["read only, all cores (wall / CPU)", "JSON parse only, all cores (wall / CPU)"]
     header += [f"reference wall (median of {ref_runs}; load / resolve / account)",
                "reference CPU", "reference peak RSS", "speed-up (wall)", "speed-up (CPU)",
-               "memory ratio", "same JSON"]
+               "memory ratio"]
+    if plain:
+        header += ["plain build speed-up (wall)"]
+    header += ["same JSON"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         t = median(r["tally"])
@@ -270,6 +290,10 @@ def render(rows: list[dict[str, Any]], runs: int, ref_runs: int, parse_only: boo
         rate = r["lines"] / t / 1e6 if t else float("inf")
         cells = [r["name"], f"{r['lines']:,}", f"{r['size_mb']:.0f} MB",
                  f"{t:.3f} s ({rate:.2f} M lines/s)", f"{t_cpu:.2f} s", f"{t_rss:.0f} MiB"]
+        if plain:
+            p_runs = r.get("plain") or []
+            cells.append(f"{median(p_runs):.3f} s / {median(p_runs, 'cpu_s'):.2f} s"
+                         if p_runs else "n/a")
         if parse_only:
             for k in range(2):
                 runs = r["parse"][k] if k < len(r["parse"]) else []
@@ -277,7 +301,7 @@ def render(rows: list[dict[str, Any]], runs: int, ref_runs: int, parse_only: boo
                              if runs else "n/a")
         ref = r["ref"]
         if ref is None:
-            cells += ["skipped", "", "", "", "", ""]
+            cells += ["skipped", "", "", "", "", ""] + ([""] if plain else [])
         else:
             p = r["phases"]
             split = (f" ({p.get('load_s', 0):.1f} / {p.get('resolve_s', 0):.1f} / "
@@ -288,6 +312,9 @@ def render(rows: list[dict[str, Any]], runs: int, ref_runs: int, parse_only: boo
                       f"{r_wall / t:.0f}x" if t else "n/a",
                       f"{r_cpu / t_cpu:.0f}x" if t_cpu else "n/a",
                       f"{r_rss / t_rss:.1f}x" if t_rss else "n/a"]
+            if plain:
+                p_runs = r.get("plain") or []
+                cells.append(f"{r_wall / median(p_runs):.0f}x" if p_runs else "n/a")
         cells.append(r["same"])
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -327,6 +354,8 @@ def main() -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("bench")
     b.add_argument("--tally", required=True)
+    b.add_argument("--plain-tally", default="",
+                   help="a second tally build (the plain release build) timed beside --tally")
     b.add_argument("--python", required=True)
     b.add_argument("--sizes", default="10k,100k,1m")
     b.add_argument("--runs", type=int, default=5)
