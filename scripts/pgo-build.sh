@@ -28,9 +28,11 @@ OUT="target/pgo/tally"
 REQUESTS=5000
 while [ $# -gt 0 ]; do
     case "$1" in
-        --out) OUT="$2"; shift 2 ;;
-        --requests) REQUESTS="$2"; shift 2 ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        --out|--requests)
+            [ $# -ge 2 ] || { echo "error: $1 needs a value (try --help)" >&2; exit 2; }
+            if [ "$1" = --out ]; then OUT="$2"; else REQUESTS="$2"; fi
+            shift 2 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "error: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -39,7 +41,7 @@ find_profdata() {
     find "$(rustc --print sysroot)/lib/rustlib" -name llvm-profdata -type f 2>/dev/null | head -n 1 || true
 }
 PROFDATA="$(find_profdata)"
-if [ -z "$PROFDATA" ]; then
+if [ -z "$PROFDATA" ] && command -v rustup > /dev/null; then
     rustup component add llvm-tools >&2
     PROFDATA="$(find_profdata)"
 fi
