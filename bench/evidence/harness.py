@@ -248,8 +248,8 @@ def bench(args: argparse.Namespace) -> int:
                     same = f"**NO** (the plain build printed other bytes than {args.tally})"
             rows.append({
                 "name": name, "lines": lines, "size_mb": size_mb, "synth_s": gen["wall_s"],
-                "tally": tally_runs, "plain": plain_runs, "parse": parse_runs, "ref": ref, "phases": phases,
-                "same": same,
+                "tally": tally_runs, "plain": plain_runs, "parse": parse_runs, "ref": ref,
+                "phases": phases, "same": same,
             })
             print(render(rows[-1:], args.runs, args.reference_runs, parse_only), file=sys.stderr)
     table = render(rows, args.runs, args.reference_runs, parse_only)

@@ -40,10 +40,10 @@ for dir in "$ROOT/shared/conformance/evidence" "$ROOT/../shared/conformance/evid
 done
 
 PLAIN_ONLY=0
-if [ "${1:-}" = "--plain" ]; then
-    PLAIN_ONLY=1
-    shift
-fi
+REST=()
+for arg in "$@"; do
+    if [ "$arg" = "--plain" ]; then PLAIN_ONLY=1; else REST+=("$arg"); fi
+done
 cargo build --release --quiet -p tally
 PLAIN="$ROOT/target/release/tally"
 if [ "$PLAIN_ONLY" = 1 ]; then
@@ -58,4 +58,4 @@ fi
 
 mkdir -p bench/out
 exec "$PY" bench/evidence/harness.py bench --tally "$TALLY" "${BUILDS[@]}" --python "$PY" \
-    --out bench/out "$@"
+    --out bench/out "${REST[@]}"
