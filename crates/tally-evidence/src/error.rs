@@ -110,6 +110,18 @@ impl Error {
         }
     }
 
+    /// Whether this is an error of resolution (two records that conflict, or of two runs), as
+    /// opposed to one of reading: the reference reads every file of an artifact before it
+    /// resolves any record, so a line that cannot be read in any file comes first.
+    pub fn is_resolution(&self) -> bool {
+        matches!(
+            self,
+            Self::ConflictingEventIdentity { .. }
+                | Self::ConflictingEntityIdentity { .. }
+                | Self::MultipleRunIds { .. }
+        )
+    }
+
     /// The origin, when the error is about a record.
     pub fn origin(&self) -> Option<&Origin> {
         match self {

@@ -148,9 +148,14 @@ pub fn for_each_record_with(
 
 /// Resolves the records of `input` into `resolver`, in file order, with default options and a
 /// fresh decoder: what [`for_each_record`] with a sink calling [`Resolver::push`] does (the same
-/// records, the same first error), faster: the resolver is shown a few records ahead of the one
-/// it takes, and it runs on one of rayon's threads, which parses whenever it has no record to
-/// resolve (rather than a third thread competing for the cores).
+/// records), faster: the resolver is shown a few records ahead of the one it takes, and it runs
+/// on one of rayon's threads, which parses whenever it has no record to resolve (rather than a
+/// third thread competing for the cores).
+///
+/// The error is the reference's, which reads a whole artifact before it resolves it: the first
+/// line that cannot be read, and only when every line can be read, the resolver's first error
+/// (after which the rest of the input is read but not resolved). Pushing record by record
+/// reports whichever comes first in the file.
 pub fn resolve_input(input: &Input, resolver: &mut Resolver) -> Result<()> {
     resolve_input_with(input, &ReadOptions::default(), resolver)
 }

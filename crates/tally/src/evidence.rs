@@ -24,11 +24,21 @@ pub fn for_each_record(
     read::for_each_record(&input(path), sink)
 }
 
-/// Reads all files and resolves their records as one artifact.
+/// Reads all files and resolves their records as one artifact. The error is the reference's,
+/// which reads every file before it resolves: the first line that cannot be read, in file order,
+/// and only when every line of every file can be read, the first error of resolution.
 pub fn resolve_files(paths: &[impl AsRef<Path>]) -> tally_evidence::Result<CorrelationGraph> {
     let mut resolver = Resolver::new();
-    for path in paths {
-        read::resolve_input(&input(path.as_ref()), &mut resolver)?;
+    for (k, path) in paths.iter().enumerate() {
+        if let Err(error) = read::resolve_input(&input(path.as_ref()), &mut resolver) {
+            // `resolve_input` has read this file to its end; the later ones are only read.
+            if error.is_resolution() {
+                for later in &paths[k + 1..] {
+                    read::for_each_record(&input(later.as_ref()), |_, _| Ok(()))?;
+                }
+            }
+            return Err(error);
+        }
     }
     Ok(resolver.finish())
 }

@@ -53,6 +53,12 @@ pub(crate) trait Consumer {
     /// Whether the consumer uses the resolver hashes of events (computed on the parse threads).
     const HASHED: bool = false;
 
+    /// Whether a line that cannot be read, anywhere in the input, is the load's error rather
+    /// than an earlier error of the consumer's own: the reference reads a whole artifact before
+    /// it resolves it. After its first error such a consumer is given no more records, and the
+    /// rest of the input is read only to find such a line.
+    const READ_ERRORS_FIRST: bool = false;
+
     /// Takes the records of `batch` in file order; the first error stops the load.
     fn consume(&mut self, batch: &mut BatchRecords, name: &Text) -> Result<()>;
 }
@@ -75,6 +81,7 @@ const AHEAD: usize = 8;
 
 impl Consumer for &mut Resolver {
     const HASHED: bool = true;
+    const READ_ERRORS_FIRST: bool = true;
 
     fn consume(&mut self, batch: &mut BatchRecords, name: &Text) -> Result<()> {
         fn event(item: &Result<Decoded, Fault>) -> Option<&CorrelationEvent> {
@@ -114,24 +121,38 @@ impl Consumer for &mut Resolver {
     }
 }
 
-/// Hands a batch's records to the consumer, then its failure as the load's error; gives back
-/// the batch's emptied item buffer.
-fn deliver(
-    mut batch: BatchRecords,
-    name: &Text,
-    consumer: &mut impl Consumer,
-) -> (Items, Result<()>) {
-    let failure = batch.failure.take();
-    let mut outcome = consumer.consume(&mut batch, name);
-    if outcome.is_ok()
-        && let Some((line, fault)) = failure
-    {
-        outcome = Err(located(fault, Origin::at(name.clone(), line)));
-    }
-    (batch.into_items(), outcome)
+/// What delivering a batch came to.
+struct Delivered {
+    /// The batch's emptied item buffer, for reuse.
+    items: Items,
+    /// The consumer's error, if it failed.
+    consumed: Result<()>,
+    /// The line of the batch that could not be read, if any (after every record delivered).
+    failure: Option<Error>,
 }
 
-/// Reads every batch of `source`, decoding batch k+1 while batch k is delivered.
+/// Hands a batch's records to the consumer (unless `consumer` is `None`: the consumer has
+/// failed and the input is only read on), and names its failing line.
+fn deliver<C: Consumer>(
+    mut batch: BatchRecords,
+    name: &Text,
+    consumer: Option<&mut C>,
+) -> Delivered {
+    let failure = batch
+        .failure
+        .take()
+        .map(|(line, fault)| located(fault, Origin::at(name.clone(), line)));
+    let consumed = consumer.map_or(Ok(()), |c| c.consume(&mut batch, name));
+    Delivered {
+        items: batch.into_items(),
+        consumed,
+        failure,
+    }
+}
+
+/// Reads every batch of `source`, decoding batch k+1 while batch k is delivered. The load's
+/// error is the first in file order, except that for a consumer with
+/// [`Consumer::READ_ERRORS_FIRST`] a line that cannot be read wins over the consumer's error.
 pub(crate) fn run<C: Consumer>(
     mut source: Source<'_>,
     name: &Text,
@@ -144,30 +165,42 @@ pub(crate) fn run<C: Consumer>(
     let mut previous: Option<BatchRecords> = None;
     // Two item buffers take turns: one is filled while the other's records are delivered.
     let mut spare = Items::new();
+    // The consumer's error, held while the rest of the input is read (`READ_ERRORS_FIRST`).
+    let mut consumer_error: Option<Error> = None;
     loop {
         // After a failing batch nothing more is read.
         let stop = previous.as_ref().is_some_and(|p| p.failure.is_some());
         let chunk = if stop { Ok(None) } else { source.next_chunk() };
         let mut decoded = None;
         let items = std::mem::take(&mut spare);
+        let hashed = C::HASHED && consumer_error.is_none();
         let delivered = in_scope(pool.as_ref(), |scope| {
             if let Ok(Some(chunk)) = &chunk {
                 let (decoded, decoder) = (&mut decoded, &mut *decoder);
                 scope.spawn(move |_| {
                     chunk.prefault();
-                    *decoded = Some(decode_batch(chunk, at, decoder, items, C::HASHED));
+                    *decoded = Some(decode_batch(chunk, at, decoder, items, hashed));
                 });
             }
-            match previous.take() {
-                Some(batch) => deliver(batch, name, &mut consumer),
-                None => (Items::new(), Ok(())),
-            }
+            previous.take().map(|batch| {
+                let consumer = consumer_error.is_none().then_some(&mut consumer);
+                deliver(batch, name, consumer)
+            })
         });
-        let (emptied, delivered) = delivered;
-        spare = emptied;
-        delivered?;
+        if let Some(delivered) = delivered {
+            spare = delivered.items;
+            match (delivered.consumed, delivered.failure) {
+                (Err(e), Some(failure)) => {
+                    return Err(if C::READ_ERRORS_FIRST { failure } else { e });
+                }
+                (Err(e), None) if C::READ_ERRORS_FIRST => consumer_error = Some(e),
+                (Err(e), None) => return Err(e),
+                (Ok(()), Some(failure)) => return Err(failure),
+                (Ok(()), None) => {}
+            }
+        }
         match chunk.map_err(|e| io_error(name, e))? {
-            None => return Ok(()),
+            None => return consumer_error.map_or(Ok(()), Err),
             Some(chunk) => {
                 let batch = decoded.expect("the decode task ran");
                 at.line += batch.line_count;

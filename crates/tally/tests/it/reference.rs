@@ -145,3 +145,54 @@ fn the_reference_reads_what_tally_writes() {
     std::fs::write(&pb, b.join("\n")).unwrap();
     assert_eq!(reference_json(&python, &[&pa, &pb]), expected);
 }
+
+/// Which error a broken artifact gets: the reference reads every file before it resolves, so a
+/// line that cannot be read beats an earlier conflict, in the same file or in a later one.
+#[test]
+fn the_reference_and_tally_report_the_same_first_error() {
+    let Some(python) = reference_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let input = synth(
+        dir.path(),
+        "in.jsonl",
+        &["--requests", "200", "--seed", "11"],
+    );
+    let text = std::fs::read_to_string(&input).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let iteration = lines
+        .iter()
+        .position(|l| l.contains("\"infer.iteration\""))
+        .expect("an iteration record");
+    let conflicting = lines[iteration].replacen("\"num_members\": ", "\"num_members\": 9", 1);
+    lines.insert(iteration + 1, conflicting);
+    let write = |name: &str, lines: &[String]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let conflict = write("conflict.jsonl", &lines);
+    let mut with_bad_line = lines.clone();
+    with_bad_line.insert(lines.len() / 2, "{\"schema_version\": 2}".to_owned());
+    let bad_later = write("bad-later.jsonl", &with_bad_line);
+    // A record the reader refuses (JSON syntax errors are worded by each host's parser).
+    let bad = write("bad.jsonl", &["{\"schema_version\": 2}".to_owned()]);
+    for files in [
+        vec![conflict.as_path()],
+        vec![bad_later.as_path()],
+        vec![conflict.as_path(), bad.as_path()],
+        vec![bad.as_path(), conflict.as_path()],
+    ] {
+        let ours = tally_json(&files);
+        let theirs = reference_json(&python, &files);
+        let (Some(ours), Some(theirs)) = (ours["error"].as_str(), theirs["error"].as_str()) else {
+            panic!("both refuse {files:?}: {ours} / {theirs}");
+        };
+        // tally names the file too: `error: FILE: line N: message`.
+        assert!(
+            ours.ends_with(&format!(": {theirs}")),
+            "{files:?}: tally `{ours}`, reference `{theirs}`"
+        );
+    }
+}

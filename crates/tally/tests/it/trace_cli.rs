@@ -179,6 +179,33 @@ fn errors_name_the_file_and_its_own_line() {
     assert_eq!(err.lines().count(), 1);
 }
 
+/// The reference reads every file before it resolves any record: a line that cannot be read,
+/// in any file, comes before a conflict, even one in an earlier file.
+#[test]
+fn a_line_that_cannot_be_read_comes_before_a_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    let conflict = case("03a-conflicting-event");
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "\n{\"schema_version\": 2}\n").unwrap();
+    let account = |files: &[&Path]| {
+        let mut args = vec!["trace", "account"];
+        args.extend(files.iter().map(|p| p.to_str().unwrap()));
+        let out = tally(&args);
+        assert_eq!(out.status.code(), Some(1));
+        stderr(&out).trim_end().to_owned()
+    };
+    let unreadable = format!(
+        "error: {}: line 2: event_type must name an inference event",
+        bad.display()
+    );
+    assert_eq!(account(&[&conflict, &bad]), unreadable);
+    assert_eq!(account(&[&bad, &conflict]), unreadable);
+    assert_eq!(
+        account(&[&conflict, &case("01-overlap")]),
+        format!("error: {}: conflicting event identity", conflict.display())
+    );
+}
+
 #[test]
 fn files_of_two_runs_are_refused() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,7 +1,9 @@
 //! `read::resolve_input` resolves exactly what pushing every record of `for_each_record` into a
 //! resolver does: the same graph and accounting, or the same first error, on the conformance
-//! files, generated traces (duplicates and shuffled delivery included) and broken variants; and
-//! `read::parse_json_lines`, the measurement floor, counts JSON lines and names the first bad one.
+//! files, generated traces (duplicates and shuffled delivery included) and broken variants —
+//! except that a line that cannot be read wins over an earlier conflict, as in the reference,
+//! which reads the whole file first; and `read::parse_json_lines`, the measurement floor, counts
+//! JSON lines and names the first bad one.
 
 use std::path::Path;
 
@@ -100,7 +102,7 @@ fn generated_traces_resolve_as_when_pushed() {
         assert!(expected.starts_with("run Some"), "{expected}");
         assert_eq!(resolved(&path), expected, "{name}");
 
-        // A conflicting redelivery half-way, then a broken line: the conflict comes first.
+        // A conflicting redelivery half-way: the conflict, either way.
         let text = std::fs::read_to_string(&path).expect("the trace");
         let lines: Vec<&str> = text.lines().collect();
         let event = lines
@@ -111,16 +113,75 @@ fn generated_traces_resolve_as_when_pushed() {
         assert_ne!(&conflicting, event);
         let mut broken = lines.clone();
         broken.insert(lines.len() / 2, &conflicting);
-        broken.insert(lines.len() / 2 + 5, "{not json");
-        let broken_path = dir.path().join(format!("broken-{name}"));
+        let broken_path = dir.path().join(format!("conflict-{name}"));
         std::fs::write(&broken_path, broken.join("\n")).expect("written");
         let expected = pushed(&broken_path);
         assert!(
             expected.contains("conflicting event identity"),
             "{expected}"
         );
-        assert_eq!(resolved(&broken_path), expected, "broken {name}");
+        assert_eq!(resolved(&broken_path), expected, "conflict {name}");
+
+        // Then a line that cannot be read, further on: pushing stops at the conflict; resolving
+        // the input reads on and reports the line, as the reference does.
+        broken.insert(lines.len() / 2 + 5, "{not json");
+        std::fs::write(&broken_path, broken.join("\n")).expect("written");
+        assert!(pushed(&broken_path).contains("conflicting event identity"));
+        let line = lines.len() / 2 + 6;
+        let read_first = resolved(&broken_path);
+        assert!(
+            read_first.contains(&format!("line {line}: ")) && !read_first.contains("conflicting"),
+            "{read_first}"
+        );
     }
+}
+
+/// Read errors come first however the file is cut into batches: in the conflict's own batch,
+/// in a later one, or in the last line of the file.
+#[test]
+fn a_line_that_cannot_be_read_wins_over_an_earlier_conflict_in_any_batch() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let (_, path) = generated_traces(dir.path(), &Scenario::new(6, 300), 0.0, 1)
+        .into_iter()
+        .next()
+        .expect("the v2 trace");
+    let text = std::fs::read_to_string(&path).expect("the trace");
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let event = lines
+        .iter()
+        .position(|l| l.contains("\"infer.iteration\""))
+        .expect("an iteration record");
+    let conflicting = lines[event].replacen("\"num_members\": ", "\"num_members\": 9", 1);
+    lines.insert(event + 1, conflicting);
+    let total = lines.len();
+    for bad_line in [event + 3, total / 2, total + 1] {
+        let mut broken = lines.clone();
+        broken.insert(bad_line - 1, "{\"event_type\": 3}".to_owned());
+        let broken_path = dir.path().join(format!("broken-{bad_line}.jsonl"));
+        std::fs::write(&broken_path, broken.join("\n")).expect("written");
+        for batch_bytes in [1 << 10, 64 << 10, 16 << 20] {
+            let options = ReadOptions {
+                batch_bytes,
+                ..ReadOptions::default()
+            };
+            let mut resolver = Resolver::new();
+            let read =
+                resolve_input_with(&Input::Path(broken_path.clone()), &options, &mut resolver);
+            let e = read.expect_err("the file cannot be read");
+            assert!(!e.is_resolution(), "{bad_line}, {batch_bytes}: {e}");
+            assert_eq!(
+                e.origin().and_then(|o| o.line),
+                Some(bad_line as u64),
+                "{bad_line}, {batch_bytes}: {e}"
+            );
+        }
+    }
+    // Without the bad line, the conflict (on the line after the original).
+    std::fs::write(&path, lines.join("\n")).expect("written");
+    let mut resolver = Resolver::new();
+    let e = resolve_input(&Input::Path(path), &mut resolver).expect_err("a conflict");
+    assert!(e.is_resolution(), "{e}");
+    assert_eq!(e.origin().and_then(|o| o.line), Some(event as u64 + 2));
 }
 
 /// Many small batches of a trace with thousands of entries per table (so that tables span
