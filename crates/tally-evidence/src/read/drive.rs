@@ -1,6 +1,8 @@
 //! The load loop: batches from a source are decoded on a rayon pool while the previous batch's
 //! records go to the caller's sink on the calling thread, in file order; the first failure (a
-//! line, a read, or the sink) stops the load. Also the pull-style iterator over the same batches.
+//! line, a read, or the sink) stops the load, except that after a resolver's error the rest of
+//! the input is still read, for a line that cannot be read (the reference's precedence). Also
+//! the pull-style iterator over the same batches.
 //!
 //! This module decides order and overlap only; what a line means is `decode`'s business and
 //! where bytes come from is `input`'s.
