@@ -94,6 +94,17 @@ fn generated_traces(
     .collect()
 }
 
+/// An iteration record under the same identity with other content (its member count prefixed
+/// with a 9): a conflicting redelivery.
+fn conflicting_copy(iteration_line: &str) -> String {
+    let conflicting = iteration_line.replacen("\"num_members\": ", "\"num_members\": 9", 1);
+    assert_ne!(
+        conflicting, iteration_line,
+        "an iteration record with a member count"
+    );
+    conflicting
+}
+
 #[test]
 fn generated_traces_resolve_as_when_pushed() {
     let dir = tempfile::tempdir().expect("a temporary folder");
@@ -109,8 +120,7 @@ fn generated_traces_resolve_as_when_pushed() {
             .iter()
             .find(|l| l.contains("\"infer.iteration\""))
             .expect("an iteration record");
-        let conflicting = event.replacen("\"num_members\": ", "\"num_members\": 9", 1);
-        assert_ne!(&conflicting, event);
+        let conflicting = conflicting_copy(event);
         let mut broken = lines.clone();
         broken.insert(lines.len() / 2, &conflicting);
         let broken_path = dir.path().join(format!("conflict-{name}"));
@@ -151,7 +161,7 @@ fn a_line_that_cannot_be_read_wins_over_an_earlier_conflict_in_any_batch() {
         .iter()
         .position(|l| l.contains("\"infer.iteration\""))
         .expect("an iteration record");
-    let conflicting = lines[event].replacen("\"num_members\": ", "\"num_members\": 9", 1);
+    let conflicting = conflicting_copy(&lines[event]);
     lines.insert(event + 1, conflicting);
     let total = lines.len();
     for bad_line in [event + 3, total / 2, total + 1] {
