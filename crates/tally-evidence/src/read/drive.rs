@@ -61,7 +61,8 @@ pub(crate) trait Consumer {
     /// rest of the input is read only to find such a line.
     const READ_ERRORS_FIRST: bool = false;
 
-    /// Takes the records of `batch` in file order; the first error stops the load.
+    /// Takes the records of `batch` in file order; its first error stops the delivery (and the
+    /// load, unless [`Consumer::READ_ERRORS_FIRST`] has the rest of the input read first).
     fn consume(&mut self, batch: &mut BatchRecords, name: &Text) -> Result<()>;
 }
 
