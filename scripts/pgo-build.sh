@@ -11,7 +11,7 @@
 #    the files it is measured on), v2 and shuffled v4 with duplicates, plain and gzip, accounted
 #    with `--json` and as the human report, and converted v2 -> v4;
 # 4. merges the profiles and builds the optimised tally (`-Cprofile-use`) in target/pgo/use,
-#    then copies it to PATH (default target/pgo/tally).
+#    then copies it to PATH (default target/pgo/tally in the repository).
 #
 # The result prints exactly what `cargo build --release` prints (PGO moves code, it does not
 # change it); `docs/performance.md` gives what it gains. Code the training does not run (the
@@ -23,8 +23,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$ROOT"
-OUT="target/pgo/tally"
+OUT="$ROOT/target/pgo/tally"
 REQUESTS=5000
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -36,6 +35,9 @@ while [ $# -gt 0 ]; do
         *) echo "error: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
 done
+# A relative --out is relative to where the script was run from.
+case "$OUT" in /*) ;; *) OUT="$PWD/$OUT" ;; esac
+cd "$ROOT"
 
 find_profdata() {
     find "$(rustc --print sysroot)/lib/rustlib" -name llvm-profdata -type f 2>/dev/null | head -n 1 || true
