@@ -214,7 +214,13 @@ impl Engine<'_> {
             ended,
             stdout_log: attempt.logs.as_ref().map(|l| l.stdout.clone()),
             stderr_log: attempt.logs.as_ref().map(|l| l.stderr.clone()),
-            evidence: EvidenceRef::default(),
+            evidence: attempt
+                .evidence
+                .as_ref()
+                .map_or_else(EvidenceRef::default, |e| EvidenceRef {
+                    artifact: Some(e.artifact.to_string_lossy().into_owned()),
+                    gpu_busy_ns: e.accounted.as_ref().map(|a| a.gpu_busy_ns),
+                }),
             config: Some(config),
             recorded_by: Actor::Loop,
             units,

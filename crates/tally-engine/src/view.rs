@@ -198,6 +198,8 @@ pub fn measurement_view(m: &Measurement) -> MeasurementView {
         sample: m.sample,
         started_at: Some(m.started.0 as f64 / 1000.0),
         metrics: m.metrics.clone(),
+        evidence: m.evidence.artifact.clone(),
+        gpu_busy_seconds: busy_seconds(m),
     }
 }
 
@@ -213,9 +215,16 @@ fn into_measurement_view(m: Measurement) -> MeasurementView {
         attempt: m.attempt,
         sample: m.sample,
         started_at: Some(m.started.0 as f64 / 1000.0),
+        gpu_busy_seconds: busy_seconds(&m),
         error: m.error,
         evaluator: m.evaluator,
         rung: m.rung,
         metrics: m.metrics,
+        evidence: m.evidence.artifact,
     }
+}
+
+/// The GPU busy time of a measurement's evidence, in seconds.
+fn busy_seconds(m: &Measurement) -> Option<f64> {
+    m.evidence.gpu_busy_ns.map(|ns| ns as f64 / 1e9)
 }

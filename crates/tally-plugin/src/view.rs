@@ -101,6 +101,14 @@ pub struct MeasurementView {
     pub started_at: Option<f64>,
     /// What it printed.
     pub metrics: BTreeMap<String, f64>,
+    /// The evidence artifact the evaluation handed over (`TALLY_EVIDENCE_FILE`), as kept by
+    /// tally; null when it wrote none.
+    #[serde(default)]
+    pub evidence: Option<String>,
+    /// GPU busy time the evidence accounts for, seconds (the sum over its device clocks of the
+    /// union of their busy intervals); null without accounted evidence.
+    #[serde(default)]
+    pub gpu_busy_seconds: Option<f64>,
 }
 
 /// Everything a fact source or section gets.

@@ -84,6 +84,11 @@ pub enum Failure {
         /// Why, one clause.
         why: String,
     },
+    /// Exited 0 with an evidence file that cannot be read, resolved or accounted.
+    BadEvidence {
+        /// Why: the reader's error, which names the kept file and the line.
+        why: String,
+    },
     /// The checkout could not be made.
     Checkout {
         /// Why (git's message).
@@ -130,6 +135,7 @@ impl fmt::Display for Failure {
                 names.first().map_or("name", String::as_str)
             ),
             Self::BadUnits { why } => write!(f, "bad units file: {why}"),
+            Self::BadEvidence { why } => write!(f, "bad evidence file: {why}"),
             Self::Checkout { why } => write!(f, "could not check out the revision: {why}"),
             Self::Spawn { why } => f.write_str(why),
             Self::Interrupted => f.write_str("interrupted"),

@@ -2,8 +2,9 @@
 //! types, the retry rule, and [`WorktreeRunner`], the real implementation.
 //!
 //! An attempt is: check out the revision in a fresh worktree ([`Checkout`]), run the evaluate
-//! command there in its own process group ([`crate::group`]), read the units file, classify
-//! ([`crate::outcome`]), remove the checkout. A *sample* is one attempt, or two when the first
+//! command there in its own process group ([`crate::group`]), read the units file, keep the
+//! evidence file next to the logs, classify ([`crate::outcome`]), remove the checkout, and
+//! account the evidence ([`crate::evidence`]) when the attempt succeeded. A *sample* is one attempt, or two when the first
 //! was killed by a signal from outside (`campaign.md` §3.1); [`SampleRunner::run_sample`] applies
 //! that rule for every implementation, fakes included, and hands each attempt to a callback the
 //! moment it ends so the engine can commit it before the retry starts.
@@ -19,6 +20,7 @@ use std::time::Duration;
 
 use crate::RunnerError;
 use crate::cancel::CancelToken;
+use crate::evidence::{self, EVIDENCE_VAR, Evidence};
 use crate::git::{CommitId, Git};
 use crate::group::{End, GroupCommand, run_in_group};
 use crate::outcome::{Failure, Finished, Outcome, classify};
@@ -112,6 +114,18 @@ pub struct Attempt {
     /// Processes of the attempt still alive after the kill-and-reap grace period (normally
     /// empty; non-empty means something is stuck, e.g. in the GPU driver).
     pub stray_pids: Vec<i32>,
+    /// The evidence artifact the command wrote at `TALLY_EVIDENCE_FILE`, kept next to the logs:
+    /// its path, and what it accounts for when the attempt succeeded (`None` when it wrote none).
+    pub evidence: Option<EvidenceFile>,
+}
+
+/// An evidence artifact an attempt handed over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvidenceFile {
+    /// Where tally kept it.
+    pub artifact: PathBuf,
+    /// What it accounts for; `None` when the attempt failed (the file is kept, not read).
+    pub accounted: Option<Evidence>,
 }
 
 impl Attempt {
@@ -194,6 +208,7 @@ impl SampleRunner for WorktreeRunner {
             logs: None,
             retried: false,
             stray_pids: Vec::new(),
+            evidence: None,
         };
         let command = &request.command;
         let finish =
@@ -230,12 +245,14 @@ impl SampleRunner for WorktreeRunner {
             }
         };
         let units_path = checkout.units_file();
+        let evidence_path = checkout.evidence_file();
         let logs = LogFiles {
             stdout: request.log_dir.join(format!("{label}.stdout.log")),
             stderr: request.log_dir.join(format!("{label}.stderr.log")),
         };
         let env: Vec<(OsString, OsString)> = vec![
             (UNITS_VAR.into(), units_path.clone().into_os_string()),
+            (EVIDENCE_VAR.into(), evidence_path.clone().into_os_string()),
             ("TALLY_CANDIDATE".into(), request.candidate.clone().into()),
             ("TALLY_SIDE".into(), request.side.as_str().into()),
             ("TALLY_SAMPLE".into(), request.sample.to_string().into()),
@@ -271,8 +288,37 @@ impl SampleRunner for WorktreeRunner {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
             Err(err) => Some(Err(err.to_string())),
         };
+        let kept_evidence = request.log_dir.join(format!("{label}.evidence.jsonl"));
+        let evidence = evidence::keep(&evidence_path, &kept_evidence);
         // Removal failures are not the sample's fault; the drop guard and the next prune retry.
         drop(checkout);
-        finish(result, &run.stderr_tail, units_file)
+        let mut result = finish(result, &run.stderr_tail, units_file);
+        match evidence {
+            Ok(false) => {}
+            Ok(true) => {
+                let accounted = if result.failure.is_none() {
+                    match evidence::account(&kept_evidence) {
+                        Ok(accounted) => Some(accounted),
+                        Err(why) => {
+                            result.failure = Some(Failure::BadEvidence { why });
+                            None
+                        }
+                    }
+                } else {
+                    None
+                };
+                result.evidence = Some(EvidenceFile {
+                    artifact: kept_evidence,
+                    accounted,
+                });
+            }
+            Err(why) if result.failure.is_none() => {
+                result.failure = Some(Failure::BadEvidence {
+                    why: format!("it could not be kept ({why})"),
+                });
+            }
+            Err(_) => {}
+        }
+        result
     }
 }

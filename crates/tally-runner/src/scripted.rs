@@ -1,22 +1,24 @@
 //! [`ScriptedRunner`]: a fake [`SampleRunner`] for tests (hyperfine's `MockExecutor` pattern).
 //!
 //! Owns: answering samples from canned results — stdout text, exit outcome, stderr, a units file,
-//! a wall time — without git or processes, so campaign logic is tested exactly and without timing
+//! a wall time, the GPU busy time of an evidence file — without git or processes, so campaign logic is tested exactly and without timing
 //! noise. The canned stdout goes through the real METRIC scanner and the canned result through the
 //! real classification, and the retry rule is the trait's own, so a fake attempt fails or succeeds
 //! exactly as a real one with the same output would. It records every request it served.
 //!
 //! Deliberately absent: any I/O (logs are `None`). Meant for tests, including the engine's; it is
-//! compiled into the crate (it has no dependencies) so other crates' tests can use it.
+//! compiled into the crate (it needs nothing the crate does not have) so other crates' tests can use it.
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::cancel::CancelToken;
+use crate::evidence::Evidence;
 use crate::metric::MetricScanner;
 use crate::outcome::{Finished, Outcome, classify};
-use crate::sample::{Attempt, SampleRequest, SampleRunner};
+use crate::sample::{Attempt, EvidenceFile, SampleRequest, SampleRunner};
 
 /// One canned attempt.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +33,9 @@ pub struct ScriptedAttempt {
     pub units_json: Option<String>,
     /// Its wall time.
     pub wall: Duration,
+    /// The GPU busy time of the evidence file it "wrote", if any (the artifact path is
+    /// `scripted.evidence.jsonl`; accounted only when the attempt succeeds, as a real one).
+    pub gpu_busy_ns: Option<u64>,
 }
 
 impl ScriptedAttempt {
@@ -42,6 +47,7 @@ impl ScriptedAttempt {
             stderr: String::new(),
             units_json: None,
             wall: Duration::from_secs(1),
+            gpu_busy_ns: None,
         }
     }
     /// Ends with `outcome` after printing `stdout`.
@@ -64,6 +70,11 @@ impl ScriptedAttempt {
     /// With this wall time.
     pub fn with_wall(mut self, wall: Duration) -> Self {
         self.wall = wall;
+        self
+    }
+    /// With an evidence file that accounts for this GPU busy time.
+    pub fn with_gpu_busy_ns(mut self, gpu_busy_ns: u64) -> Self {
+        self.gpu_busy_ns = Some(gpu_busy_ns);
         self
     }
 }
@@ -149,6 +160,7 @@ impl SampleRunner for ScriptedRunner {
             Ok(units) => (units, None),
             Err(failure) => (None, Some(failure)),
         };
+        let succeeded = failure.is_none();
         Attempt {
             attempt,
             outcome: scripted.outcome,
@@ -159,6 +171,17 @@ impl SampleRunner for ScriptedRunner {
             logs: None,
             retried: false,
             stray_pids: Vec::new(),
+            evidence: scripted.gpu_busy_ns.map(|gpu_busy_ns| {
+                let artifact = PathBuf::from("scripted.evidence.jsonl");
+                EvidenceFile {
+                    accounted: succeeded.then(|| Evidence {
+                        artifact: artifact.clone(),
+                        gpu_busy_ns,
+                        devices: 1,
+                    }),
+                    artifact,
+                }
+            }),
         }
     }
 }

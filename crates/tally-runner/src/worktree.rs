@@ -4,8 +4,9 @@
 //! Layout. The root (by default `$XDG_CACHE_HOME/tally/worktrees/<repo-hash>/<campaign>`, else
 //! `~/.cache/...`; see [`default_worktree_root`]) holds one directory per attempt,
 //! `sample-<side>-<index>-a<attempt>-<pid>-<seq>/`, containing `checkout/` (a detached
-//! `git worktree`) and, next to it, the path given to the command as `TALLY_UNITS_FILE`
-//! (`units.json`, outside the checkout, not created by tally). A [`Checkout`] removes its
+//! `git worktree`) and, next to it, the paths given to the command as `TALLY_UNITS_FILE`
+//! (`units.json`) and `TALLY_EVIDENCE_FILE` (`evidence.jsonl`), outside the checkout, not
+//! created by tally. A [`Checkout`] removes its
 //! directory when dropped (the checkout and its `.git/worktrees/<id>` entry, deleted directly
 //! when they point at each other, else through `git worktree remove --force` and
 //! `git worktree prune`), so an early return or a panic cleans up too; a process
@@ -35,6 +36,8 @@ use crate::{RunnerError, proc_scan};
 const SAMPLE_PREFIX: &str = "sample-";
 /// The units file's name inside an attempt directory.
 const UNITS_FILE: &str = "units.json";
+/// The evidence file's name inside an attempt directory.
+const EVIDENCE_FILE: &str = "evidence.jsonl";
 /// The environment variable naming the units file (also the marker that finds escaped processes).
 pub(crate) const UNITS_VAR: &str = "TALLY_UNITS_FILE";
 
@@ -202,6 +205,11 @@ impl Checkout {
     /// The path offered as `TALLY_UNITS_FILE`: outside the checkout, not existing yet.
     pub fn units_file(&self) -> PathBuf {
         self.dir.join(UNITS_FILE)
+    }
+
+    /// The path offered as `TALLY_EVIDENCE_FILE`: outside the checkout, not existing yet.
+    pub fn evidence_file(&self) -> PathBuf {
+        self.dir.join(EVIDENCE_FILE)
     }
 
     /// Removes the attempt directory now, reporting a failure.

@@ -9,6 +9,7 @@ mod a_failing_verdict_rule_leaves_the_candidate_pending;
 mod a_moved_head_is_judged_against_again;
 mod confirm_re_measures_a_keep;
 mod ctrl_c_and_a_killed_run_lose_nothing;
+mod evidence_gives_each_measurement_its_gpu_busy_time;
 mod gpu_time_is_never_lost_from_the_ledger;
 mod hand_set_verdicts_are_never_overwritten;
 mod hold_at_holds_before_a_limit_is_crossed;

@@ -3,6 +3,11 @@
 //! drifting), and how many candidates wait. An evaluation is the set of measurements sharing
 //! `MeasurementView::evaluation` (both sides, every attempt); measurements outside any
 //! evaluation (reports added by hand) are not counted. It does not show single samples.
+//!
+//! When evaluations handed evidence over (`TALLY_EVIDENCE_FILE`), it also shows the GPU busy time
+//! behind them: the median per evaluation (over evaluations with accounted evidence) and the
+//! busy time as a share of the wall time of the samples that have it (above 100 % when a sample
+//! keeps several GPUs busy).
 
 use std::collections::BTreeMap;
 
@@ -33,6 +38,8 @@ struct Evaluations;
 struct Evaluation {
     seconds: f64,
     failed: bool,
+    /// Σ GPU busy seconds of its samples with accounted evidence; `None` when none has any.
+    busy: Option<f64>,
 }
 
 /// The evaluations in the order their first measurement appears.
@@ -49,8 +56,41 @@ fn evaluations(data: &CampaignData) -> Vec<Evaluation> {
         });
         out[at].seconds += m.seconds.filter(|s| s.is_finite()).unwrap_or(0.0);
         out[at].failed |= m.error.is_some();
+        if let Some(busy) = m.gpu_busy_seconds.filter(|b| b.is_finite()) {
+            *out[at].busy.get_or_insert(0.0) += busy;
+        }
     }
     out
+}
+
+/// Σ GPU busy seconds and Σ wall seconds over the samples of evaluations with accounted
+/// evidence; `None` when there are none.
+fn busy_and_wall(data: &CampaignData) -> Option<(f64, f64)> {
+    let with_evidence = data
+        .measurements
+        .iter()
+        .filter(|m| m.evaluation.is_some())
+        .filter_map(|m| Some((m.gpu_busy_seconds.filter(|b| b.is_finite())?, m.seconds)));
+    let mut any = false;
+    let (mut busy, mut wall) = (0.0, 0.0);
+    for (b, w) in with_evidence {
+        any = true;
+        busy += b;
+        wall += w.filter(|w| w.is_finite()).unwrap_or(0.0);
+    }
+    any.then_some((busy, wall))
+}
+
+/// A duration in the largest unit (min, s, ms) in which it is at least 1, one decimal: a short
+/// benchmark's GPU time is seconds or milliseconds, a long one's minutes.
+fn duration(seconds: f64) -> (String, &'static str) {
+    if seconds >= 60.0 {
+        (format!("{:.1}", seconds / 60.0), "min")
+    } else if seconds >= 1.0 {
+        (format!("{seconds:.1}"), "s")
+    } else {
+        (format!("{:.1}", seconds * 1000.0), "ms")
+    }
 }
 
 fn minutes(seconds: &[Evaluation]) -> Option<f64> {
@@ -95,10 +135,43 @@ impl Section for Evaluations {
                 "min",
             ));
         }
+        let busy: Vec<f64> = all.iter().filter_map(|e| e.busy).collect();
+        if let Some(median_busy) = median(busy) {
+            let (value, unit) = duration(median_busy);
+            figures.push(figure("GPU busy", value, unit));
+            if let Some((busy, wall)) = busy_and_wall(input.data)
+                && wall > 0.0
+            {
+                figures.push(figure(
+                    "GPU busy / wall",
+                    format!("{:.0}", 100.0 * busy / wall),
+                    "%",
+                ));
+            }
+        }
         figures.push(figure("waiting", waiting.to_string(), ""));
         Ok(Some(Rendered {
             title: "Evaluations".into(),
             blocks: vec![Block::Figures(figures)],
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration;
+
+    #[test]
+    fn a_duration_is_shown_in_the_largest_unit_it_fills() {
+        let shown = |s: f64| {
+            let (value, unit) = duration(s);
+            format!("{value} {unit}")
+        };
+        assert_eq!(shown(90.0), "1.5 min");
+        assert_eq!(shown(60.0), "1.0 min");
+        assert_eq!(shown(25.5), "25.5 s");
+        assert_eq!(shown(1.0), "1.0 s");
+        assert_eq!(shown(0.015), "15.0 ms");
+        assert_eq!(shown(0.0), "0.0 ms");
     }
 }

@@ -68,6 +68,8 @@ pub fn measurement(
         sample: 0,
         started_at: Some(1_700_000_000.0 + id as f64 * 60.0),
         metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        evidence: None,
+        gpu_busy_seconds: None,
     }
 }
 

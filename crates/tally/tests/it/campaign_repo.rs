@@ -9,7 +9,8 @@
 //! The benchmark ([`BENCH`]) prints what the revision's `bench.conf` says (`key=value` lines):
 //! `tok_s` with relative `noise` drawn from `seed`, `TALLY_SIDE`, `TALLY_SAMPLE` and `tok_s`
 //! itself (so every verdict is deterministic), `p50_ms`/`p95_ms` exactly as written, after
-//! `sleep` seconds. `mode=hang|crash|bad_units` misbehave on purpose; `stall_at=<side>-<sample>`
+//! `sleep` seconds, handing over the evidence artifact `evidence=<path in the revision>` when
+//! set. `mode=hang|crash|bad_units` misbehave on purpose; `stall_at=<side>-<sample>`
 //! makes that sample wait for `$E2E_DIR/release` (once, after creating `$E2E_DIR/stalled`);
 //! `term_at=<side>-<sample>` makes it die of SIGTERM (once, creating `$E2E_DIR/termed`).
 //!
@@ -48,6 +49,8 @@ bad_units)
 esac
 pause=$(conf sleep)
 [ -z "$pause" ] || sleep "$pause"
+evidence=$(conf evidence)
+[ -z "$evidence" ] || cp "$evidence" "$TALLY_EVIDENCE_FILE"
 if [ "$TALLY_SIDE-$TALLY_SAMPLE" = "$(conf term_at)" ] && [ ! -e "$E2E_DIR/termed" ]; then
     # As if an operator or a scheduler killed the benchmark (this shell is the group leader).
     : > "$E2E_DIR/termed"

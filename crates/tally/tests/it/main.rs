@@ -1,6 +1,7 @@
 //! End-to-end tests of the `tally` binary: real processes, real files.
 
 mod campaign_config;
+mod campaign_evidence;
 mod campaign_external;
 mod campaign_holds;
 mod campaign_inference;

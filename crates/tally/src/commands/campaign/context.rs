@@ -248,6 +248,7 @@ impl SampleRunner for NoRunner {
             logs: None,
             retried: false,
             stray_pids: Vec::new(),
+            evidence: None,
         }
     }
 }

@@ -132,6 +132,10 @@ fn write_measurement(out: &mut impl Write, m: &MeasurementView) -> io::Result<()
     json(out, &m.evaluation)?;
     out.write_all(b",\"evaluator\":")?;
     json(out, &m.evaluator)?;
+    out.write_all(b",\"evidence\":")?;
+    json(out, &m.evidence)?;
+    out.write_all(b",\"gpu_busy_seconds\":")?;
+    json(out, &m.gpu_busy_seconds)?;
     out.write_all(b",\"id\":")?;
     json(out, &m.id)?;
     out.write_all(b",\"metrics\":")?;

@@ -1,0 +1,96 @@
+//! The two halves meet on a real campaign: a benchmark that writes an evidence artifact at
+//! `TALLY_EVIDENCE_FILE` gets the GPU busy time the artifact accounts for (the reference's own
+//! number for it, from the conformance case) recorded with every measurement, in
+//! `tally status --json` and in the status text; an artifact that cannot be read fails the
+//! sample with the file and the line.
+
+use serde_json::Value;
+
+use crate::campaign_repo::{CampaignRepo, candidate, text, verdicts};
+use crate::support::shared_dir;
+
+const CONFIG: &str = r#"
+name = "evidence"
+evaluate = ["./evaluate.sh"]
+
+[[metrics]]
+name = "tok_s"
+direction = "higher"
+role = "primary"
+repeats = 3
+"#;
+
+/// The artifact of a conformance case and the reference's Σ `busy_ns` over its devices.
+fn conformance_case(name: &str) -> (String, u64) {
+    let dir = shared_dir().join("conformance/evidence");
+    let artifact = std::fs::read_to_string(dir.join(format!("{name}.jsonl"))).unwrap();
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).unwrap(),
+    )
+    .unwrap();
+    let busy = expected["device_totals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["busy_ns"].as_u64().unwrap())
+        .sum();
+    (artifact, busy)
+}
+
+fn measurements(status: &Value, id: u64) -> &Vec<Value> {
+    candidate(status, id)["measurements"].as_array().unwrap()
+}
+
+#[test]
+fn every_measurement_records_the_gpu_busy_time_of_the_evidence_it_handed_over() {
+    let (overlap, overlap_busy) = conformance_case("01-overlap");
+    let (generated, generated_busy) = conformance_case("20-generated-v2");
+    let repo = CampaignRepo::new();
+    repo.write("overlap.jsonl", &overlap);
+    repo.write("generated.jsonl", &generated);
+    let first_line = overlap.lines().next().unwrap();
+    repo.write("broken.jsonl", &format!("{first_line}\n{{broken\n"));
+    repo.start_campaign(CONFIG, "tok_s=1000\nevidence=overlap.jsonl\n");
+    repo.propose(&[
+        "tok_s=1100\nevidence=generated.jsonl\n",
+        "tok_s=1200\nevidence=broken.jsonl\n",
+        "tok_s=900\n",
+    ]);
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let status = repo.status_json();
+    assert_eq!(verdicts(&status), ["keep", "keep", "crash", "discard"]);
+    let busy = |id: u64| -> Vec<Value> {
+        measurements(&status, id)
+            .iter()
+            .map(|m| m["gpu_busy_seconds"].clone())
+            .collect()
+    };
+    let seconds = |ns: u64| Value::from(ns as f64 / 1e9);
+    // Every sample of the baseline (its own and as the bar of candidate 1), and of candidate 1
+    // (its own and as the bar of candidates 2 and 3).
+    assert_eq!(busy(0), vec![seconds(overlap_busy); busy(0).len()]);
+    assert_eq!(busy(1), vec![seconds(generated_busy); busy(1).len()]);
+    assert!(busy(0).len() >= 6 && busy(1).len() >= 6);
+    assert!(
+        busy(3).iter().all(Value::is_null),
+        "no evidence handed over"
+    );
+
+    // The broken artifact: kept next to the logs, named with its line in the failure.
+    let broken = &measurements(&status, 2)[0];
+    let artifact = broken["evidence"].as_str().expect("the artifact is kept");
+    assert!(artifact.ends_with(".evidence.jsonl"), "{artifact}");
+    assert!(std::path::Path::new(artifact).is_file(), "{artifact}");
+    assert_eq!(broken["gpu_busy_seconds"], Value::Null);
+    let error = broken["error"].as_str().unwrap();
+    assert!(
+        error.starts_with(&format!("bad evidence file: {artifact}: line 2: ")),
+        "{error}"
+    );
+
+    let out = repo.tally(&["status"]);
+    let shown = text(&out.stdout);
+    assert!(shown.contains("GPU busy"), "{shown}");
+}
