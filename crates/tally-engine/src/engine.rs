@@ -70,6 +70,8 @@ pub struct ManualReport {
     pub seconds: Option<f64>,
     /// Failure sentence, or `None` for a success.
     pub error: Option<String>,
+    /// The evidence artifact behind it and the GPU busy time it accounts for (empty: none).
+    pub evidence: EvidenceRef,
 }
 
 impl<'a> Engine<'a> {
@@ -223,7 +225,7 @@ impl<'a> Engine<'a> {
             ended: now,
             stdout_log: None,
             stderr_log: None,
-            evidence: EvidenceRef::default(),
+            evidence: report.evidence.clone(),
             config: Some(config),
             recorded_by: Actor::Person(who.to_string()),
             units: UnitValues::new(),

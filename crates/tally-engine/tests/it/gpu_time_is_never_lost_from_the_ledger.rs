@@ -148,6 +148,7 @@ fn gpu_usd_is_every_second_of_every_measurement_times_gpus_times_price() {
                 metrics: Default::default(),
                 seconds: Some(42.5),
                 error: Some("ran out of memory on the cluster".into()),
+                ..ManualReport::default()
             },
             "bob",
         )

@@ -19,6 +19,7 @@ fn report(score: f64) -> ManualReport {
         metrics: [("score".to_string(), score)].into(),
         seconds: Some(2.5),
         error: None,
+        ..ManualReport::default()
     }
 }
 

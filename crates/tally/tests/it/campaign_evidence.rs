@@ -94,3 +94,68 @@ fn every_measurement_records_the_gpu_busy_time_of_the_evidence_it_handed_over() 
     let shown = text(&out.stdout);
     assert!(shown.contains("GPU busy"), "{shown}");
 }
+
+#[test]
+fn a_report_added_by_hand_may_name_its_evidence_and_a_bad_one_is_refused() {
+    let (overlap, overlap_busy) = conformance_case("01-overlap");
+    let repo = CampaignRepo::new();
+    repo.start_campaign(CONFIG, "tok_s=1000\n");
+    repo.propose(&["tok_s=1100\n"]);
+    let reports = repo.signals();
+    std::fs::create_dir_all(reports.join("traces")).unwrap();
+    std::fs::write(reports.join("traces/run.jsonl"), &overlap).unwrap();
+    std::fs::write(
+        reports.join("traces/bad.jsonl"),
+        "{\"schema_version\": 2}\n",
+    )
+    .unwrap();
+    let add = |evidence: &str| {
+        let report = reports.join("report.json");
+        std::fs::write(
+            &report,
+            format!(r#"{{"metrics": {{"tok_s": 1100}}, "seconds": 2, "evidence": "{evidence}"}}"#),
+        )
+        .unwrap();
+        repo.tally(&[
+            "measurement",
+            "add",
+            "1",
+            "--report",
+            report.to_str().unwrap(),
+        ])
+    };
+
+    // Refused, and nothing recorded.
+    let out = add("traces/bad.jsonl");
+    assert_eq!(out.status.code(), Some(1));
+    let error = text(&out.stderr);
+    let bad = std::fs::canonicalize(reports.join("traces/bad.jsonl")).unwrap();
+    assert!(
+        error.starts_with(&format!(
+            "error: {}: evidence: {}: line 1: ",
+            reports.join("report.json").display(),
+            bad.display()
+        )),
+        "{error}"
+    );
+    let out = add("traces/missing.jsonl");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("relative to the report's directory"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(measurements(&repo.status_json(), 1).is_empty());
+
+    // Relative to the report's directory, recorded with its absolute path and busy time.
+    let out = add("traces/run.jsonl");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let status = repo.status_json();
+    let added = &measurements(&status, 1)[0];
+    let run = std::fs::canonicalize(reports.join("traces/run.jsonl")).unwrap();
+    assert_eq!(added["evidence"], Value::from(run.to_str().unwrap()));
+    assert_eq!(
+        added["gpu_busy_seconds"],
+        Value::from(overlap_busy as f64 / 1e9)
+    );
+}

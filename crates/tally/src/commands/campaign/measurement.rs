@@ -1,12 +1,17 @@
 //! `tally measurement add ID --report FILE`: a measurement taken outside `tally run`, recorded
 //! under the current evaluator and signed by the caller; the candidate is judged again when its
-//! verdict was the loop's.
+//! verdict was the loop's. A report may name the evidence artifact behind it (`"evidence"`, a
+//! path relative to the report's directory): it is accounted as a sample's evidence file is
+//! (`docs/evaluate-protocol.md` §4b) and the measurement records its absolute path and GPU busy
+//! time; an artifact that cannot be read refuses the report.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
 use tally_engine::ManualReport;
+use tally_model::EvidenceRef;
 
 use super::context::{Session, caller, candidate_id};
 use crate::cli::{CampaignOptions, MeasurementAddArgs, MeasurementCommand};
@@ -21,6 +26,8 @@ struct ReportFile {
     seconds: Option<f64>,
     #[serde(default)]
     error: Option<String>,
+    #[serde(default)]
+    evidence: Option<PathBuf>,
 }
 
 /// Runs one `tally measurement` subcommand.
@@ -36,13 +43,36 @@ fn add(args: &MeasurementAddArgs, options: &CampaignOptions) -> anyhow::Result<S
         .with_context(|| format!("{name}: cannot read the report"))?;
     let report: ReportFile = serde_json::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
-            "{name}: line {}: {e}; expected {{\"metrics\": {{\"name\": number}}, \"seconds\": number|null, \"error\": null|\"text\"}}",
+            "{name}: line {}: {e}; expected {{\"metrics\": {{\"name\": number}}, \"seconds\": number|null, \"error\": null|\"text\", \"evidence\": null|\"path\"}}",
             e.line()
         )
     })?;
     if let Some((metric, value)) = report.metrics.iter().find(|(_, v)| !v.is_finite()) {
         bail!("{name}: metrics.{metric} = {value}: expected a finite number");
     }
+    let evidence = match &report.evidence {
+        None => EvidenceRef::default(),
+        Some(path) => {
+            let path = args
+                .report
+                .parent()
+                .map_or_else(|| path.clone(), |dir| dir.join(path));
+            let path = std::fs::canonicalize(&path).with_context(|| {
+                format!(
+                    "{name}: evidence: {}: cannot read the artifact; the path is relative to \
+                     the report's directory",
+                    path.display()
+                )
+            })?;
+            let accounted = tally_runner::evidence::account(&path).map_err(|why| {
+                anyhow::anyhow!("{name}: evidence: {why}; fix the artifact or leave it out")
+            })?;
+            EvidenceRef {
+                artifact: Some(path.to_string_lossy().into_owned()),
+                gpu_busy_ns: Some(accounted.gpu_busy_ns),
+            }
+        }
+    };
     let session = Session::open(options)?;
     let engine = session.engine();
     let workspace = &session.workspace;
@@ -54,6 +84,7 @@ fn add(args: &MeasurementAddArgs, options: &CampaignOptions) -> anyhow::Result<S
             metrics: report.metrics,
             seconds: report.seconds,
             error: report.error,
+            evidence,
         },
         &who,
     )?;
