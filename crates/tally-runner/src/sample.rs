@@ -4,8 +4,8 @@
 //! An attempt is: check out the revision in a fresh worktree ([`Checkout`]), run the evaluate
 //! command there in its own process group ([`crate::group`]), read the units file, keep the
 //! evidence file next to the logs, classify ([`crate::outcome`]), remove the checkout, and
-//! account the evidence ([`crate::evidence`]) when the attempt succeeded. A *sample* is one attempt, or two when the first
-//! was killed by a signal from outside (`campaign.md` §3.1); [`SampleRunner::run_sample`] applies
+//! account the evidence ([`crate::evidence`]) when the attempt succeeded. A *sample* is one
+//! attempt, or two when the first was killed by a signal from outside (`campaign.md` §3.1); [`SampleRunner::run_sample`] applies
 //! that rule for every implementation, fakes included, and hands each attempt to a callback the
 //! moment it ends so the engine can commit it before the retry starts.
 //!

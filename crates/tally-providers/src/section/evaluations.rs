@@ -40,6 +40,8 @@ struct Evaluation {
     failed: bool,
     /// Σ GPU busy seconds of its samples with accounted evidence; `None` when none has any.
     busy: Option<f64>,
+    /// Σ wall seconds of those samples.
+    busy_wall: f64,
 }
 
 /// The evaluations in the order their first measurement appears.
@@ -58,27 +60,10 @@ fn evaluations(data: &CampaignData) -> Vec<Evaluation> {
         out[at].failed |= m.error.is_some();
         if let Some(busy) = m.gpu_busy_seconds.filter(|b| b.is_finite()) {
             *out[at].busy.get_or_insert(0.0) += busy;
+            out[at].busy_wall += m.seconds.filter(|s| s.is_finite()).unwrap_or(0.0);
         }
     }
     out
-}
-
-/// Σ GPU busy seconds and Σ wall seconds over the samples of evaluations with accounted
-/// evidence; `None` when there are none.
-fn busy_and_wall(data: &CampaignData) -> Option<(f64, f64)> {
-    let with_evidence = data
-        .measurements
-        .iter()
-        .filter(|m| m.evaluation.is_some())
-        .filter_map(|m| Some((m.gpu_busy_seconds.filter(|b| b.is_finite())?, m.seconds)));
-    let mut any = false;
-    let (mut busy, mut wall) = (0.0, 0.0);
-    for (b, w) in with_evidence {
-        any = true;
-        busy += b;
-        wall += w.filter(|w| w.is_finite()).unwrap_or(0.0);
-    }
-    any.then_some((busy, wall))
 }
 
 /// A duration in the largest unit (min, s, ms) in which it is at least 1, one decimal: a short
@@ -136,15 +121,15 @@ impl Section for Evaluations {
             ));
         }
         let busy: Vec<f64> = all.iter().filter_map(|e| e.busy).collect();
+        let busy_total: f64 = busy.iter().sum();
         if let Some(median_busy) = median(busy) {
             let (value, unit) = duration(median_busy);
             figures.push(figure("GPU busy", value, unit));
-            if let Some((busy, wall)) = busy_and_wall(input.data)
-                && wall > 0.0
-            {
+            let wall: f64 = all.iter().map(|e| e.busy_wall).sum();
+            if wall > 0.0 {
                 figures.push(figure(
                     "GPU busy / wall",
-                    format!("{:.0}", 100.0 * busy / wall),
+                    format!("{:.0}", 100.0 * busy_total / wall),
                     "%",
                 ));
             }
