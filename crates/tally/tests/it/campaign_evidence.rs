@@ -2,7 +2,9 @@
 //! `TALLY_EVIDENCE_FILE` gets the GPU busy time the artifact accounts for (the reference's own
 //! number for it, from the conformance case) recorded with every measurement, in
 //! `tally status --json` and in the status text; an artifact that cannot be read fails the
-//! sample with the file and the line.
+//! sample with the file and the line. A benchmark that imports a profiler trace recorded on a
+//! real GPU hands over what `tally trace account` finds in it; a report added by hand may name
+//! its evidence too.
 
 use serde_json::Value;
 
@@ -158,4 +160,40 @@ fn a_report_added_by_hand_may_name_its_evidence_and_a_bad_one_is_refused() {
         added["gpu_busy_seconds"],
         Value::from(overlap_busy as f64 / 1e9)
     );
+}
+
+#[test]
+fn a_benchmark_that_imports_a_real_profiler_trace_records_its_gpu_busy_time() {
+    // Recorded on an A100 (`shared/traces/real/README.md`).
+    let trace = shared_dir().join("traces/real/hta_multistream_rank0.json.gz");
+    let repo = CampaignRepo::new();
+    // What `tally trace account` says of the same import, by hand.
+    let artifact = repo.signals().join("by-hand.jsonl");
+    let mut import = repo.bare_command(&[
+        "trace",
+        "import",
+        "kineto",
+        "-o",
+        artifact.to_str().unwrap(),
+        trace.to_str().unwrap(),
+    ]);
+    assert!(import.output().unwrap().status.success());
+    let account = repo
+        .bare_command(&["trace", "account", "--json", artifact.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let accounted: Value = serde_json::from_slice(&account.stdout).unwrap();
+    let devices = accounted["device_totals"].as_array().unwrap();
+    let busy_ns: u64 = devices.iter().map(|d| d["busy_ns"].as_u64().unwrap()).sum();
+    assert_eq!(devices.len(), 1);
+    assert!(busy_ns > 400_000_000, "{busy_ns}");
+
+    repo.start_campaign(CONFIG, &format!("tok_s=1000\nkineto={}\n", trace.display()));
+    let status = repo.status_json();
+    let baseline = measurements(&status, 0);
+    assert_eq!(baseline.len(), 3);
+    for m in baseline {
+        assert_eq!(m["error"], Value::Null);
+        assert_eq!(m["gpu_busy_seconds"], Value::from(busy_ns as f64 / 1e9));
+    }
 }

@@ -10,8 +10,9 @@
 //! `tok_s` with relative `noise` drawn from `seed`, `TALLY_SIDE`, `TALLY_SAMPLE` and `tok_s`
 //! itself (so every verdict is deterministic), `p50_ms`/`p95_ms` exactly as written, after
 //! `sleep` seconds, handing over the evidence artifact `evidence=<path in the revision>` when
-//! set. `mode=hang|crash|bad_units` misbehave on purpose; `stall_at=<side>-<sample>`
-//! makes that sample wait for `$E2E_DIR/release` (once, after creating `$E2E_DIR/stalled`);
+//! set, or the import of the profiler trace `kineto=<path>` (`$TALLY_BIN trace import kineto`).
+//! `mode=hang|crash|bad_units` misbehave on purpose; `stall_at=<side>-<sample>` makes that
+//! sample wait for `$E2E_DIR/release` (once, after creating `$E2E_DIR/stalled`);
 //! `term_at=<side>-<sample>` makes it die of SIGTERM (once, creating `$E2E_DIR/termed`).
 //!
 //! Deliberately absent: assertions about tally's behaviour (the test modules make them).
@@ -51,6 +52,8 @@ pause=$(conf sleep)
 [ -z "$pause" ] || sleep "$pause"
 evidence=$(conf evidence)
 [ -z "$evidence" ] || cp "$evidence" "$TALLY_EVIDENCE_FILE"
+kineto=$(conf kineto)
+[ -z "$kineto" ] || "$TALLY_BIN" trace import kineto -o "$TALLY_EVIDENCE_FILE" "$kineto" >&2
 if [ "$TALLY_SIDE-$TALLY_SAMPLE" = "$(conf term_at)" ] && [ ! -e "$E2E_DIR/termed" ]; then
     # As if an operator or a scheduler killed the benchmark (this shell is the group leader).
     : > "$E2E_DIR/termed"
@@ -221,6 +224,7 @@ impl CampaignRepo {
             .args(args)
             .env("XDG_CACHE_HOME", self.temp.path().join("cache"))
             .env("E2E_DIR", self.signals())
+            .env("TALLY_BIN", env!("CARGO_BIN_EXE_tally"))
             .env_remove("TALLY_DATABASE_URL")
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE");

@@ -8,6 +8,9 @@
 # - environment: TALLY_CANDIDATE (id), TALLY_SIDE (candidate|bar), TALLY_SAMPLE (index), and
 #   TALLY_UNITS_FILE, where you may write per-unit results
 #   {"tokens_per_s": {"prompt-1": 120.5, ...}} that sum to the METRIC value;
+# - to record the GPU busy time behind each sample, write an evidence artifact at
+#   TALLY_EVIDENCE_FILE, e.g. from a PyTorch profiler trace:
+#   `tally trace import kineto -o "$TALLY_EVIDENCE_FILE" trace/*.pt.trace.json.gz`;
 # - use `exec` for the last command so an outside signal reaches tally as such.
 #
 # Replace the lines below with your benchmark: start the server on this checkout, send the
