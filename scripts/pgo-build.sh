@@ -20,6 +20,7 @@
 #
 # RUSTFLAGS from the environment are not used (the build sets CARGO_ENCODED_RUSTFLAGS).
 # Takes about five minutes on 2 cores (two release builds and ~10 s of training).
+# Exit status: 0 built, 2 usage, 3 llvm-profdata missing and not installable, 1 anything else.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -44,12 +45,13 @@ find_profdata() {
 }
 PROFDATA="$(find_profdata)"
 if [ -z "$PROFDATA" ] && command -v rustup > /dev/null; then
-    rustup component add llvm-tools >&2
+    rustup component add llvm-tools >&2 || true
     PROFDATA="$(find_profdata)"
 fi
 [ -n "$PROFDATA" ] || {
-    echo "error: llvm-profdata not found in the toolchain; run 'rustup component add llvm-tools'" >&2
-    exit 1
+    echo "error: llvm-profdata not found in the toolchain and rustup could not add it;" \
+        "run 'rustup component add llvm-tools' where static.rust-lang.org can be reached" >&2
+    exit 3
 }
 
 WORK="$ROOT/target/pgo"
