@@ -14,7 +14,7 @@
 //! names the kept file and the line; the file stays for the user to look at.
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use tally_evidence::read::{self, Input};
 use tally_evidence::{Resolver, account_gpu_time};
@@ -22,11 +22,9 @@ use tally_evidence::{Resolver, account_gpu_time};
 /// The environment variable naming the evidence file.
 pub(crate) const EVIDENCE_VAR: &str = "TALLY_EVIDENCE_FILE";
 
-/// What an attempt's evidence artifact showed.
+/// What an evidence artifact accounts for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Evidence {
-    /// Where tally kept the artifact (next to the attempt's logs).
-    pub artifact: PathBuf,
     /// GPU busy time: the sum over the artifact's device clocks of the union of their busy
     /// intervals, in nanoseconds.
     pub gpu_busy_ns: u64,
@@ -67,7 +65,6 @@ pub fn account(path: &Path) -> Result<Evidence, String> {
         .try_fold(0u64, |sum, time| sum.checked_add(time.busy_ns))
         .ok_or_else(|| "its GPU busy time does not fit in 64 bits of nanoseconds".to_owned())?;
     Ok(Evidence {
-        artifact: path.to_path_buf(),
         gpu_busy_ns,
         devices: accounting.device_totals.len(),
     })

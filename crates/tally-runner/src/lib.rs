@@ -1,7 +1,7 @@
 //! `tally-runner`: evaluates one revision, really — a fresh git worktree, the evaluate command in
 //! its own process group with a timeout and cancellation, `METRIC` lines and the units file
-//! parsed, the evidence file kept and accounted, the outcome classified into one sentence, the checkout removed. Plus the run lock that
-//! keeps one `tally run` per campaign.
+//! parsed, the evidence file kept and accounted, the outcome classified into one sentence, the
+//! checkout removed. Plus the run lock that keeps one `tally run` per campaign.
 //!
 //! Entry points: [`SampleRunner`] (the trait the engine takes) with [`WorktreeRunner`] (real) and
 //! [`ScriptedRunner`] (fake, for tests); [`SampleRequest`] in, [`Attempt`]s out; [`CancelToken`]
@@ -10,9 +10,10 @@
 //! `docs/evaluate-protocol.md`.
 //!
 //! Architecture invariant: this is an adapter — it knows git, processes and files (and reads
-//! evidence artifacts through `tally-evidence`), and nothing of the store, verdicts or configuration files (the engine hands it plain values). The API is
-//! synchronous: blocking calls, helper threads inside, no async runtime. Linux only (process
-//! groups are swept through `/proc`).
+//! evidence artifacts through `tally-evidence`), and nothing of the store, verdicts or
+//! configuration files (the engine hands it plain values). The API is synchronous: blocking
+//! calls, helper threads inside, no async runtime. Linux only (process groups are swept through
+//! `/proc`).
 
 mod cancel;
 mod error;

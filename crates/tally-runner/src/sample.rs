@@ -5,9 +5,10 @@
 //! command there in its own process group ([`crate::group`]), read the units file, keep the
 //! evidence file next to the logs, classify ([`crate::outcome`]), remove the checkout, and
 //! account the evidence ([`crate::evidence`]) when the attempt succeeded. A *sample* is one
-//! attempt, or two when the first was killed by a signal from outside (`campaign.md` §3.1); [`SampleRunner::run_sample`] applies
-//! that rule for every implementation, fakes included, and hands each attempt to a callback the
-//! moment it ends so the engine can commit it before the retry starts.
+//! attempt, or two when the first was killed by a signal from outside (`campaign.md` §3.1);
+//! [`SampleRunner::run_sample`] applies that rule for every implementation, fakes included, and
+//! hands each attempt to a callback the moment it ends so the engine can commit it before the
+//! retry starts.
 //!
 //! Deliberately absent: the store, the verdict, pairing candidate and bar samples (the engine
 //! decides what to run and records what comes back); the API is synchronous and blocking.
@@ -293,26 +294,24 @@ impl SampleRunner for WorktreeRunner {
         // Removal failures are not the sample's fault; the drop guard and the next prune retry.
         drop(checkout);
         let mut result = finish(result, &run.stderr_tail, units_file);
+        // Evidence is checked last, and only read when nothing else failed (§4b).
+        let succeeded = result.failure.is_none();
         match evidence {
             Ok(false) => {}
             Ok(true) => {
-                let accounted = if result.failure.is_none() {
-                    match evidence::account(&kept_evidence) {
-                        Ok(accounted) => Some(accounted),
-                        Err(why) => {
-                            result.failure = Some(Failure::BadEvidence { why });
-                            None
-                        }
-                    }
-                } else {
-                    None
-                };
+                let accounted = succeeded
+                    .then(|| evidence::account(&kept_evidence))
+                    .transpose()
+                    .unwrap_or_else(|why| {
+                        result.failure = Some(Failure::BadEvidence { why });
+                        None
+                    });
                 result.evidence = Some(EvidenceFile {
                     artifact: kept_evidence,
                     accounted,
                 });
             }
-            Err(why) if result.failure.is_none() => {
+            Err(why) if succeeded => {
                 result.failure = Some(Failure::BadEvidence {
                     why: format!("it could not be kept ({why})"),
                 });

@@ -1,13 +1,14 @@
 //! [`ScriptedRunner`]: a fake [`SampleRunner`] for tests (hyperfine's `MockExecutor` pattern).
 //!
 //! Owns: answering samples from canned results — stdout text, exit outcome, stderr, a units file,
-//! a wall time, the GPU busy time of an evidence file — without git or processes, so campaign logic is tested exactly and without timing
-//! noise. The canned stdout goes through the real METRIC scanner and the canned result through the
-//! real classification, and the retry rule is the trait's own, so a fake attempt fails or succeeds
-//! exactly as a real one with the same output would. It records every request it served.
+//! a wall time, the GPU busy time of an evidence file — without git or processes, so campaign
+//! logic is tested exactly and without timing noise. The canned stdout goes through the real
+//! METRIC scanner and the canned result through the real classification, and the retry rule is
+//! the trait's own, so a fake attempt fails or succeeds exactly as a real one with the same
+//! output would. It records every request it served.
 //!
 //! Deliberately absent: any I/O (logs are `None`). Meant for tests, including the engine's; it is
-//! compiled into the crate (it needs nothing the crate does not have) so other crates' tests can use it.
+//! compiled into the crate so other crates' tests can use it.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -171,16 +172,12 @@ impl SampleRunner for ScriptedRunner {
             logs: None,
             retried: false,
             stray_pids: Vec::new(),
-            evidence: scripted.gpu_busy_ns.map(|gpu_busy_ns| {
-                let artifact = PathBuf::from("scripted.evidence.jsonl");
-                EvidenceFile {
-                    accounted: succeeded.then(|| Evidence {
-                        artifact: artifact.clone(),
-                        gpu_busy_ns,
-                        devices: 1,
-                    }),
-                    artifact,
-                }
+            evidence: scripted.gpu_busy_ns.map(|gpu_busy_ns| EvidenceFile {
+                artifact: PathBuf::from("scripted.evidence.jsonl"),
+                accounted: succeeded.then_some(Evidence {
+                    gpu_busy_ns,
+                    devices: 1,
+                }),
             }),
         }
     }
