@@ -23,7 +23,7 @@ pub(crate) fn entry() -> Entry<dyn Section> {
     Entry {
         info: ProviderInfo::builtin(
             "evaluations",
-            "evaluations run and failed, their median minutes, first five against latest five, candidates waiting",
+            "evaluations run and failed, their median minutes, first five against latest five, GPU busy time from their evidence, candidates waiting",
             vec![],
         )
         .shown(&[Surface::Status], 170),
