@@ -38,7 +38,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REFERENCE = HERE / "reference.py"
 
-# Requests per size: about 19.4 records per request, as in evidence.md §12 (52 631 → ~1 M).
+# Requests per size: about 19.4 records per request, as in `docs/evidence.md#reference-performance` (52 631 → ~1 M).
 SIZES = {"1k": 53, "10k": 526, "100k": 5263, "1m": 52631}
 
 

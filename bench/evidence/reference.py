@@ -7,7 +7,7 @@ Loads every FILE with ``stormlog.infer.correlation_codec.iter_inference_events``
 its own decoder, so v4 context ids stay local to their file, as ``tally trace account`` does),
 resolves the records of all files together with ``resolve_inference_events``, accounts them with
 ``account_gpu_time`` and prints the JSON object that ``tally trace account --json`` prints
-(shared/spec/evidence-cli.md), or ``{"error": message}`` when the reference refuses the input
+(docs/cli.md), or ``{"error": message}`` when the reference refuses the input
 (exit status 1). Errors raised while reading a file carry the reference's ``line N: `` prefix.
 
 Per-phase wall times (load, resolve, account, total) and the record count go to standard error as

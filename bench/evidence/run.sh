@@ -31,13 +31,7 @@ fi
 "$PY" -c 'import stormlog.infer.correlation_accounting' \
     || { echo "error: $PY lacks stormlog 0.4.3; delete $VENV and rerun" >&2; exit 1; }
 
-for dir in "$ROOT/shared/conformance/evidence" "$ROOT/../shared/conformance/evidence" \
-           /work/shared/conformance/evidence; do
-    if [ -d "$dir" ]; then
-        "$PY" bench/evidence/harness.py conformance --python "$PY" --dir "$dir"
-        break
-    fi
-done
+"$PY" bench/evidence/harness.py conformance --python "$PY" --dir "$ROOT/testdata/conformance/evidence"
 
 PLAIN_ONLY=0
 REST=()

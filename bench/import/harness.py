@@ -3,7 +3,7 @@
 
 Called by run.sh (which builds tally and makes the venv); standard library only. For every input —
 synthetic Kineto traces written by `tally trace synth --kineto` at the requested sizes, and the
-largest real traces of shared/traces/real — it runs, under `/usr/bin/time -v` (wall time and
+largest real traces of testdata/traces/real — it runs, under `/usr/bin/time -v` (wall time and
 peak RSS):
 
   tally trace import kineto TRACE -o A.jsonl --device-uuid UUID     (tally import)
@@ -204,7 +204,7 @@ def main() -> None:
     parser.add_argument("--tally", required=True)
     parser.add_argument("--python", required=True)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--real", required=True, help="shared/traces/real")
+    parser.add_argument("--real", required=True, help="testdata/traces/real")
     parser.add_argument("--sizes", default="50M,500M,2.5G")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--runs", type=int, default=3)

@@ -29,11 +29,7 @@ fi
 "$PY" -c 'import stormlog.infer.trace_import' \
     || { echo "error: $VENV lacks stormlog 0.4.3; delete it and rerun" >&2; exit 1; }
 
-REAL=""
-for dir in "$ROOT/shared/traces/real" "$ROOT/../shared/traces/real" /work/shared/traces/real; do
-    if [ -d "$dir" ]; then REAL="$dir"; break; fi
-done
-[ -n "$REAL" ] || { echo "error: shared/traces/real not found" >&2; exit 1; }
+REAL="$ROOT/testdata/traces/real"
 [ -x /usr/bin/time ] || { echo "error: GNU time (/usr/bin/time) is needed for peak RSS" >&2; exit 1; }
 
 cargo build --release --quiet -p tally

@@ -1,7 +1,7 @@
 //! `tally-config`: `tally.toml` → [`Settings`].
 //!
 //! Commands read the file itself each time (no stored copy to forget to refresh); the store keeps
-//! the text each evaluation ran with. Validation follows `campaign.md` §2: every problem at once,
+//! the text each evaluation ran with. Validation follows `docs/campaign.md#tally-toml`: every problem at once,
 //! one line each, naming the dotted key, the bad value and the fix; unknown keys refused with a
 //! did-you-mean; provider tables checked against the provider's declared parameters (the
 //! [`Registry`](tally_plugin::Registry) says which providers exist). No I/O: callers pass the text.

@@ -1,5 +1,5 @@
 //! Reading `tally.toml`: TOML syntax first (one error with its line and column), then every key
-//! checked against `campaign.md` §2 and the chosen providers' declared parameters, with all
+//! checked against `docs/campaign.md#tally-toml` and the chosen providers' declared parameters, with all
 //! problems collected and reported together, one line each, at their dotted keys.
 
 use serde_json::{Map, Value};

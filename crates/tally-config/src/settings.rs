@@ -90,7 +90,7 @@ impl Settings {
     }
 
     /// The campaign's repeats: the largest `repeats` among the judging metrics (`campaign.md`
-    /// §3.3).
+    /// `docs/campaign.md#pairs`).
     pub fn repeats(&self) -> u32 {
         self.judging_metrics().map(|m| m.repeats).max().unwrap_or(1)
     }

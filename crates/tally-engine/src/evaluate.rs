@@ -1,4 +1,4 @@
-//! Running one evaluation (`campaign.md` §3): its samples in order — candidate and bar
+//! Running one evaluation (`docs/campaign.md#evaluating`): its samples in order — candidate and bar
 //! alternately (C B, B C, C B, ...) when paired, the candidate alone when not — each committed to
 //! the store the moment it ends (both attempts of a retried sample), stopping at the first
 //! failure. Ctrl-C records the interrupted sample as failed (`interrupted`) and abandons the

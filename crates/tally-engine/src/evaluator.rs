@@ -1,4 +1,4 @@
-//! The evaluator identity (`campaign.md` §3.3): a hash of the evaluate argv, the `link` paths and
+//! The evaluator identity (`docs/campaign.md#pairs`): a hash of the evaluate argv, the `link` paths and
 //! the judging metrics' names and directions. Measurements of another evaluator never enter means
 //! or verdicts; a changed evaluator re-measures the head before anything is judged.
 //!

@@ -1,6 +1,6 @@
-//! Facts (`campaign.md` §7): the host's own (`runs`, `keeps`, `without_keep`, `hours`, `head`,
+//! Facts (`docs/campaign.md#facts`): the host's own (`runs`, `keeps`, `without_keep`, `hours`, `head`,
 //! `evaluations`) and those of the active fact sources, gathered only when wanted, and the stop
-//! rule asked with them before every evaluation (§6). A failing source becomes a
+//! rule asked with them before every evaluation (`docs/campaign.md#stop-rules`). A failing source becomes a
 //! [`FactReading::Failed`] — never a zero.
 
 use std::collections::{BTreeMap, BTreeSet};

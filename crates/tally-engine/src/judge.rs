@@ -1,4 +1,4 @@
-//! Judging (`campaign.md` §5): build the verdict case of a candidate against its bar from the
+//! Judging (`docs/campaign.md#verdict`): build the verdict case of a candidate against its bar from the
 //! store, ask the verdict rule, apply the host's own rules around it (a failed bar sample, no
 //! complete pair), and write the verdict with its head move in one store transaction.
 //!
@@ -121,7 +121,7 @@ impl Engine<'_> {
         })
     }
 
-    /// Asks the verdict rule, then applies the host's pairing rules (`campaign.md` §3.3): a bar
+    /// Asks the verdict rule, then applies the host's pairing rules (`docs/campaign.md#pairs`): a bar
     /// sample that failed is named in the reason, and with no complete pair a successful
     /// candidate is `interesting`, never a keep.
     pub(crate) fn assess(

@@ -1,4 +1,4 @@
-//! `tally-engine`: the campaign loop (`campaign.md` §1–7, §9, §11).
+//! `tally-engine`: the campaign loop (`docs/campaign.md`: vocabulary to facts, sections, commands).
 //!
 //! [`Engine`] takes a [`Store`](tally_store::Store), a
 //! [`SampleRunner`](tally_runner::SampleRunner), resolved [`Settings`](tally_config::Settings),

@@ -133,7 +133,7 @@ impl Providers {
     }
 
     /// The sections of a surface, in display order: the explicit list, or every installed
-    /// section shown there sorted by (order, name) minus `exclude` (`campaign.md` §9).
+    /// section shown there sorted by (order, name) minus `exclude` (`docs/campaign.md#sections`).
     pub fn sections(&self, choice: &SectionChoice, surface: Surface) -> Vec<ChosenSection> {
         match choice {
             SectionChoice::Explicit(list) => list

@@ -1,4 +1,4 @@
-//! The loop (`campaign.md` §3.4, §5.3, §6, §11): recover what a killed run left, make sure the
+//! The loop (`docs/campaign.md#crash-safety`, `docs/campaign.md#after-the-rule`, `docs/campaign.md#stop-rules`, `docs/campaign.md#commands`): recover what a killed run left, make sure the
 //! head is measured under the current evaluator, then — asking the stop rule before every
 //! evaluation — evaluate queued work in order, judge it, confirm keeps when asked to, and move
 //! the head. Also `init`'s baseline.
@@ -220,7 +220,7 @@ impl Engine<'_> {
                 None => {
                     // Nothing to evaluate and waiting for candidates: a stop limit that the work
                     // just done (or the clock) reached ends the campaign now, or `tally run`
-                    // would wait for ever for candidates it must not start (§6, §11). Holds
+                    // would wait for ever for candidates it must not start (`docs/campaign.md#stop-rules`, `docs/campaign.md#commands`). Holds
                     // wait for the next evaluation.
                     if idle_check.is_none_or(|at| at.elapsed() >= IDLE_STOP_CHECK) {
                         idle_check = Some(Instant::now());
@@ -427,7 +427,7 @@ impl Engine<'_> {
         rule_failed: &mut BTreeSet<CandidateId>,
     ) -> Result<EvaluationEnd> {
         if self.run_evaluation(campaign, evaluation, cancel)? == EvaluationEnd::Interrupted {
-            // Ctrl-C re-queues the work (§3.4), as a killed run's is by `recover`.
+            // Ctrl-C re-queues the work (`docs/campaign.md#crash-safety`), as a killed run's is by `recover`.
             self.queue_again(campaign, evaluation)?;
             return Ok(EvaluationEnd::Interrupted);
         }
@@ -473,7 +473,7 @@ impl Engine<'_> {
                 format!("did not confirm: {}", judgement.reason),
             ),
             _ if judgement.outcome == Verdict::Keep && self.providers.confirm => {
-                // Re-measure the keep once more before it becomes the head (§5.3).
+                // Re-measure the keep once more before it becomes the head (`docs/campaign.md#after-the-rule`).
                 self.observer.note(&format!(
                     "{candidate} would be kept; confirming with a new evaluation"
                 ));
@@ -505,7 +505,7 @@ impl Engine<'_> {
         match self.write_verdict(&campaign, candidate, verdict, &reason, bar)? {
             Written::Applied | Written::HandSet => {}
             Written::HeadMoved(head) => {
-                // Someone kept first: judge again against the new head (§5.3).
+                // Someone kept first: judge again against the new head (`docs/campaign.md#after-the-rule`).
                 self.observer.note(&format!(
                     "{candidate}: the head moved to {} while it was measured; judging it again against the new head",
                     head.map_or("nothing".into(), |h| h.to_string())

@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! cargo run --release -p tally-evidence --example reader_throughput -- \
-//!     ../shared/conformance/evidence/20-generated-v2.jsonl 1000 /tmp/big-v2.jsonl
+//!     testdata/conformance/evidence/20-generated-v2.jsonl 1000 /tmp/big-v2.jsonl
 //! ```
 //!
 //! Arguments: the trace to repeat, the target size in MB, where to write the big file (kept

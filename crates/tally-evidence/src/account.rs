@@ -1,4 +1,4 @@
-//! GPU-time accounting: `account_gpu_time` of `evidence.md` §5.
+//! GPU-time accounting: `account_gpu_time` of `docs/evidence.md#accounting`.
 //!
 //! For every activity of a [`CorrelationGraph`]: an `unresolved` one is listed as unattributed;
 //! a non-GPU one stops there; a GPU one without a device UUID, on a wall clock, or without both
@@ -272,7 +272,7 @@ fn busy_intervals(
     Ok(())
 }
 
-/// Accounts GPU time of a resolved graph (`evidence.md` §5).
+/// Accounts GPU time of a resolved graph (`docs/evidence.md#accounting`).
 ///
 /// Errors only with [`Error::OutOfRange`], when a sum would not fit `u64` nanoseconds or an
 /// interval or elapsed time would not fit `i64`.

@@ -1,4 +1,4 @@
-//! Clock alignment: moving a timestamp from one clock domain to another (`evidence.md` §6.1–6.3).
+//! Clock alignment: moving a timestamp from one clock domain to another (`docs/evidence.md#alignment`).
 //!
 //! An alignment record says "add `offset_ns` (± `uncertainty_ns`) to a `from` timestamp in
 //! `[valid_from_ns, valid_to_ns)` to get a `to` timestamp". [`covering_alignments`] finds the
@@ -80,7 +80,7 @@ pub fn alignment_offset_bounds(alignment: &ResolvedEvent<ClockAlignmentEvent>) -
     (offset - uncertainty, offset + uncertainty)
 }
 
-/// Moves `ts` from `from` to `to` (§6.3).
+/// Moves `ts` from `from` to `to` (`docs/evidence.md#align-timestamp`).
 ///
 /// Refusals: `timestamp_ns must be non-negative`; [`NO_UNIQUE_ALIGNMENT`] when zero or several
 /// alignments cover `ts` (see [`covering_alignments`] to tell which). Equal domain names need no

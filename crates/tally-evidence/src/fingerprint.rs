@@ -1,6 +1,6 @@
 //! Content fingerprints: how two records are compared for de-duplication.
 //!
-//! The reference compares parsed records with Python value equality (`evidence.md` §4.1). tally
+//! The reference compares parsed records with Python value equality (`docs/evidence.md#dedup`). tally
 //! decides the same, written down once here:
 //! - every typed field compares by value (strings by their code points, integers exactly);
 //! - `metadata` compares as a JSON value where object key order is irrelevant and numbers compare

@@ -1,4 +1,4 @@
-//! Half-open nanosecond intervals and their union: the "busy time" sweep of `evidence.md` §5.
+//! Half-open nanosecond intervals and their union: the "busy time" sweep of `docs/evidence.md#accounting`.
 //!
 //! An [`Interval`] is `[start, end)` with `start ≤ end` (held by the type). The union of a set of
 //! intervals is computed by sorting on the start and sweeping once: an interval that overlaps or
@@ -151,7 +151,7 @@ mod tests {
 
     #[test]
     fn touching_and_overlapping_merge_and_empty_adds_nothing() {
-        // Case 05 of evidence.md §10: [100,130) [150,200) [120,160) [300,300) [400,410) [410,420).
+        // Case 05 of `docs/evidence.md#conformance-cases`: [100,130) [150,200) [120,160) [300,300) [400,410) [410,420).
         let mut list = vec![
             iv(100, 130),
             iv(150, 200),

@@ -10,7 +10,7 @@
 //! [`align`] and [`shares`] are pure (no I/O; [`resolve`] and [`account`] only split their final
 //! sorts over rayon's global pool); [`read`] and [`write`](mod@write) own files, decompression,
 //! memory maps and the parallel parse. The behaviour is specified in
-//! `shared/spec/evidence.md`; tally's deliberate decisions are in `docs/evidence.md`.
+//! `docs/evidence.md`, with tally's deliberate decisions.
 
 pub mod account;
 pub mod align;

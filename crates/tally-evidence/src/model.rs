@@ -3,7 +3,7 @@
 //! These are the types of stormlog's `correlation_events` module in Rust form: [`EntityRef`],
 //! [`CorrelationContext`], the eight event bodies, and [`InferenceRecord`] (a correlation event or
 //! an opaque legacy record). Values here are always valid: the reader ([`crate::read`]) and the
-//! constructors are the only ways in, and both check every rule of `evidence.md` §2.
+//! constructors are the only ways in, and both check every rule of `docs/evidence.md#wire-format`.
 //!
 //! Deliberately absent: any I/O, any JSON parsing (see [`crate::read`]) and any notion of order or
 //! de-duplication (see [`crate::resolve`]). Times are integer nanoseconds ([`Nanos`]).
@@ -33,7 +33,7 @@ pub struct EntityRef {
 }
 
 impl EntityRef {
-    /// Builds a reference; both parts must be non-empty (`evidence.md` §2.4).
+    /// Builds a reference; both parts must be non-empty (`docs/evidence.md#entity-ref`).
     pub fn new(producer_id: impl Into<Text>, id: impl Into<Text>) -> Result<Self, String> {
         let producer_id = producer_id.into();
         let id = id.into();
@@ -148,7 +148,7 @@ impl Provenance {
     }
 }
 
-/// Who observed a record, and with which clock (`evidence.md` §2.3). All 19 keys of the wire
+/// Who observed a record, and with which clock (`docs/evidence.md#context`). All 19 keys of the wire
 /// object; omitted optional keys are `None`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CorrelationContext {
@@ -259,7 +259,7 @@ impl Metadata {
     }
 }
 
-/// The `metadata.intervals` key of an activity (`evidence.md` §2.6).
+/// The `metadata.intervals` key of an activity (`docs/evidence.md#intervals`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub enum BusyIntervals {
     /// No `intervals` key: the activity is a version-2 record, busy over its whole span.
@@ -521,7 +521,7 @@ pub enum EventType {
 }
 
 impl EventType {
-    /// All eight, in the order of `evidence.md` §2.2.
+    /// All eight, in the order of `docs/evidence.md#schema-versions`.
     pub const ALL: [EventType; 8] = [
         Self::Artifact,
         Self::Request,

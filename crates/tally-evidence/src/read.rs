@@ -1,5 +1,5 @@
 //! The JSONL reader: inference artifacts (schema versions 1–4) to [`InferenceRecord`]s, exactly as
-//! stormlog 0.4.3's `correlation_codec` reads them (`evidence.md` §2, §3), and fast.
+//! stormlog 0.4.3's `correlation_codec` reads them (`docs/evidence.md#wire-format`, `docs/evidence.md#reader-api`), and fast.
 //!
 //! Entry points: [`for_each_record`] streams an [`Input`] (a file, gzip or not, or standard input)
 //! into a sink in file order; [`load_inference_artifact`] collects a file; [`iter_inference_events`]
@@ -23,7 +23,7 @@
 //!
 //! Not here: resolution and de-duplication ([`crate::resolve`]) and writing ([`crate::write`]).
 //!
-//! # Decisions where the reference is Python-specific (`evidence.md` §9)
+//! # Decisions where the reference is Python-specific (`docs/evidence.md#python-isms`)
 //!
 //! - **Booleans are never integers**, in every integer field and in `schema_version`.
 //! - **Floats are not integers**: `1.0`, `1e3`, `-0.0` are refused where an integer is required

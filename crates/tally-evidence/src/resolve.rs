@@ -1,4 +1,4 @@
-//! Resolution: records in, a de-duplicated [`CorrelationGraph`] out (`evidence.md` §4).
+//! Resolution: records in, a de-duplicated [`CorrelationGraph`] out (`docs/evidence.md#resolution`).
 //!
 //! [`Resolver`] is incremental so a reader can stream into it: [`Resolver::push`] one record at
 //! a time (legacy records are skipped), then [`Resolver::finish`]. Order matters for the first
@@ -144,7 +144,7 @@ impl CorrelationGraph {
     pub fn alignment_table(&self) -> &EntityTable<ClockAlignmentEvent> {
         &self.alignments
     }
-    /// References to missing entities, in the reference's order (§4.3).
+    /// References to missing entities, in the reference's order (`docs/evidence.md#unresolved`).
     pub fn unresolved(&self) -> &[UnresolvedReference] {
         &self.unresolved
     }

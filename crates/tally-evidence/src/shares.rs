@@ -1,5 +1,5 @@
 //! Request-share validation: checking an explicit split of an iteration's GPU time among its
-//! member requests against the measured budget (`evidence.md` §6.4).
+//! member requests against the measured budget (`docs/evidence.md#shares`).
 //!
 //! tally never splits shared iteration time itself. A caller with an estimation model proposes
 //! [`RequestShareEstimate`]s plus an unattributed remainder; [`validate_request_shares`] accepts
@@ -86,7 +86,7 @@ pub struct ShareBudget {
 }
 
 /// Validates `shares` plus `unattributed_ns` against the busy time of `iteration_ref` on
-/// `device_clock` (§6.4). Refusals, checked in this order:
+/// `device_clock` (`docs/evidence.md#shares`). Refusals, checked in this order:
 ///
 /// 1. `no measured GPU budget for iteration and device clock`;
 /// 2. `unattributed_ns must be non-negative`;

@@ -4,7 +4,7 @@
 //! every correlation row embedding its full context (an activity with `metadata.intervals` is
 //! the version-3 row it must be), or v4, where each distinct context is written once as an
 //! `infer.context` definition before its first use and rows name it by [`context_id`]. Rows are
-//! what stormlog's `JsonlEventWriter` writes (`evidence.md` §3): `to_record()` of the event, keys
+//! what stormlog's `JsonlEventWriter` writes (`docs/evidence.md#reader-api`): `to_record()` of the event, keys
 //! sorted at every level, Python's default separators, `ensure_ascii`; legacy records are their
 //! own JSON re-serialised the same way. The same records always give the same bytes.
 //!
@@ -40,7 +40,7 @@ pub enum ArtifactForm {
     /// Every correlation row embeds its context (schema versions 2 and 3).
     V2,
     /// Contexts are interned: one `infer.context` definition per distinct context, and compact
-    /// version-4 rows naming it (`evidence.md` §2.9). Activities whose `metadata.intervals` is
+    /// version-4 rows naming it (`docs/evidence.md#v4-interning`). Activities whose `metadata.intervals` is
     /// null stay embedded at version 3, as the reference's encoder leaves them.
     V4,
 }

@@ -25,7 +25,7 @@ use crate::options::{Detail, ImportOptions};
 use crate::summary::{DeviceSummary, InputSummary, UuidSource};
 use crate::trace::{GpuEvent, GpuKind, LaunchTable, TraceFacts};
 
-/// The scope of CUPTI correlation ids written on every imported activity (`evidence.md` §7.2).
+/// The scope of CUPTI correlation ids written on every imported activity (`docs/evidence.md#linking`).
 pub const CORRELATION_SCOPE: (&str, &str) = ("cupti", "correlation_id");
 
 /// Where records go; returning an error stops the import.

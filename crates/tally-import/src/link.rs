@@ -1,5 +1,5 @@
 //! `link_trace_activities`: join a trace's activities to an engine's iterations through scoped
-//! correlation ids, exactly as the reference does (`evidence.md` §7.2) — never by timestamps.
+//! correlation ids, exactly as the reference does (`docs/evidence.md#linking`) — never by timestamps.
 //!
 //! A correlation key exists only for an activity with a `correlation_scope` whose context has
 //! both `host` and `pid`: `(run_id, session_id, host, pid, device_uuid, correlation_scope,

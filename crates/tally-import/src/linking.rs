@@ -86,7 +86,7 @@ pub struct FoundIteration {
     pub step: Option<u64>,
 }
 
-/// Parses an engine range name into its iteration reference (`evidence.md` §8.1).
+/// Parses an engine range name into its iteration reference (`docs/evidence.md#iteration-ranges`).
 pub fn parse_engine_range(name: &str) -> Option<EntityRef> {
     let rest = name.strip_prefix(ENGINE_RANGE_PREFIX)?;
     let (producer, id) = rest.split_once('/')?;

@@ -1,6 +1,6 @@
 //! A campaign and what it holds besides measurements: the [`Campaign`] record and its
 //! [`CampaignState`], the [`Candidate`]s proposed for it, and the [`Evaluation`] jobs that
-//! measure them (`campaign.md` §1, §3.3, §3.4).
+//! measure them (`docs/campaign.md#vocabulary`, `docs/campaign.md#pairs`, `docs/campaign.md#crash-safety`).
 //!
 //! Data only. Deciding when to hold or stop is the stop rule's job, deciding verdicts the
 //! verdict rule's, and scheduling evaluations the engine's; the rule that the loop never
@@ -15,7 +15,7 @@ use crate::judging::{Actor, Verdict};
 use crate::wire_word::wire_word;
 
 wire_word!(
-    /// Whether a campaign starts new work (`campaign.md` §1).
+    /// Whether a campaign starts new work (`docs/campaign.md#vocabulary`).
     CampaignState, "campaign state" {
         /// Evaluations start.
         Active => "active",
@@ -42,7 +42,7 @@ pub struct Campaign {
     pub state_since: UnixMillis,
     /// When the campaign was registered.
     pub created: UnixMillis,
-    /// The current evaluator identity (`campaign.md` §3.3): a hash computed by the engine.
+    /// The current evaluator identity (`docs/campaign.md#pairs`): a hash computed by the engine.
     pub evaluator: String,
     /// The latest `keep` (the bar for new candidates); `None` until the baseline is kept.
     pub head: Option<CandidateId>,
@@ -99,7 +99,7 @@ wire_word!(
         Baseline => "baseline",
         /// Measuring a candidate so it can be judged.
         Judge => "judge",
-        /// The independent re-measurement of a would-be keep (`confirm = true`, §5.3).
+        /// The independent re-measurement of a would-be keep (`confirm = true`, `docs/campaign.md#after-the-rule`).
         Confirm => "confirm",
         /// A re-measurement asked for by hand (`tally candidate remeasure`) or by the engine
         /// (the head under a changed evaluator, a keep judged again against a moved head).

@@ -36,7 +36,7 @@ impl Direction {
             _ => None,
         }
     }
-    /// `gain(a, b)`: positive when `a` is better than `b` (`campaign.md` §4).
+    /// `gain(a, b)`: positive when `a` is better than `b` (`docs/campaign.md#metrics`).
     pub fn gain(self, a: f64, b: f64) -> f64 {
         match self {
             Self::Higher => a - b,
@@ -78,7 +78,7 @@ impl Role {
     }
 }
 
-/// A candidate's verdict (`campaign.md` §1).
+/// A candidate's verdict (`docs/campaign.md#vocabulary`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {

@@ -1,4 +1,4 @@
-//! The measurement record (`campaign.md` §1, §3): one run of the evaluate command on one
+//! The measurement record (`docs/campaign.md#vocabulary`, `docs/campaign.md#evaluating`): one run of the evaluate command on one
 //! revision — its wall time, metrics, error, pairing, evaluator, attempt facts, logs and the
 //! slot where the evidence half hands over GPU time — plus per-unit results ([`UnitValues`]).
 //!
@@ -25,7 +25,7 @@ wire_word!(
     }
 );
 
-/// Per-unit results of one measurement (`campaign.md` §3.2): metric → unit id → contribution.
+/// Per-unit results of one measurement (`docs/campaign.md#units`): metric → unit id → contribution.
 pub type UnitValues = BTreeMap<String, BTreeMap<String, f64>>;
 
 /// The slot where an evaluation hands over evidence about the GPU time it used ("the two halves
@@ -67,7 +67,7 @@ pub struct Measurement {
     /// The sample of the other side that ran next to it. Symmetric: the store links both
     /// measurements of a pair when the second is recorded.
     pub pair: Option<MeasurementId>,
-    /// The evaluator identity it ran under (`campaign.md` §3.3).
+    /// The evaluator identity it ran under (`docs/campaign.md#pairs`).
     pub evaluator: String,
     /// `None` = the full benchmark; reserved for cheaper partial benchmarks.
     pub rung: Option<String>,

@@ -1,4 +1,4 @@
-//! Capability `fact_source`: named numbers about a campaign (`campaign.md` §7), gathered only when
+//! Capability `fact_source`: named numbers about a campaign (`docs/campaign.md#facts`), gathered only when
 //! some rule or section wants them.
 
 use serde::{Deserialize, Serialize};
@@ -45,7 +45,7 @@ pub trait FactSource: Send + Sync {
     }
 }
 
-/// The facts the host (the campaign engine) always supplies (`campaign.md` §7): name, unit and
+/// The facts the host (the campaign engine) always supplies (`docs/campaign.md#facts`): name, unit and
 /// one line, in the order `tally plugins` lists them.
 pub const HOST_FACTS: &[(&str, &str, &str)] = &[
     ("runs", "runs", "judged candidates, the baseline excluded"),

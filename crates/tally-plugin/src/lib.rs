@@ -4,7 +4,7 @@
 //! provider parameters ([`ParamSpec`] → [`Params`]) checked against `tally.toml` with every
 //! [`ConfigProblem`] at its dotted key; the [`Registry`] that maps provider names to build
 //! functions; and the serialisable views ([`view`]) providers read, which are also the JSON shapes
-//! of the external-provider protocol (`campaign.md` §10).
+//! of the external-provider protocol (`docs/campaign.md#external-providers`).
 //!
 //! The engine depends on this crate, never the reverse. Nothing here does I/O.
 

@@ -1,4 +1,4 @@
-//! Capability `section`: a titled block of status or brief content (`campaign.md` §9), rendered
+//! Capability `section`: a titled block of status or brief content (`docs/campaign.md#sections`), rendered
 //! as a terminal table, JSON, or Markdown by the host — the section only returns structure.
 
 use serde::{Deserialize, Serialize};

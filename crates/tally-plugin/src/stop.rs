@@ -1,5 +1,5 @@
 //! Capability `stop_rule`: before every evaluation, read facts and answer go, hold or stop
-//! (`campaign.md` §6).
+//! (`docs/campaign.md#stop-rules`).
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! Capability `verdict_rule`: judge a candidate against its bar (`campaign.md` §5). The case and
+//! Capability `verdict_rule`: judge a candidate against its bar (`docs/campaign.md#verdict`). The case and
 //! judgement types are `tally-stats`'s (pure data with serde), re-exported here so providers need
 //! only this crate.
 

@@ -1,5 +1,5 @@
 //! What providers see of a campaign: plain serialisable views, the same in-process and over the
-//! external protocol (`campaign.md` §10). The engine builds them from the store; providers never
+//! external protocol (`docs/campaign.md#external-providers`). The engine builds them from the store; providers never
 //! touch the store.
 //!
 //! Means and verdict-relevant numbers are already computed under the current evaluator, so a

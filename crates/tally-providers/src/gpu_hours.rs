@@ -1,6 +1,6 @@
-//! The `gpu_hours` fact source (`campaign.md` §8.1): the GPU-hours the campaign's evaluations
+//! The `gpu_hours` fact source (`docs/campaign.md#gpu-hours`): the GPU-hours the campaign's evaluations
 //! held and what they cost, and the projection of the next evaluation's cost that `hold_at`
-//! with `reserve` uses (§6).
+//! with `reserve` uses (`docs/campaign.md#stop-rules`).
 //!
 //! It counts every measurement the view holds — bar samples, failed samples and retried attempts
 //! included, whatever their evaluator — because the GPU was held for all of them; a measurement

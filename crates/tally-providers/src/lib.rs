@@ -1,5 +1,5 @@
 //! `tally-providers`: every provider tally ships, registered in one place ([`builtins`]), and the
-//! `exec` provider that runs an out-of-tree provider as a subprocess (`campaign.md` §10).
+//! `exec` provider that runs an out-of-tree provider as a subprocess (`docs/campaign.md#external-providers`).
 //!
 //! | capability | providers |
 //! |---|---|

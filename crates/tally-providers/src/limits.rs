@@ -1,4 +1,4 @@
-//! The `limits` stop rule (`campaign.md` §6, the default): `target`, `max_runs`, `max_hours`,
+//! The `limits` stop rule (`docs/campaign.md#stop-rules`, the default): `target`, `max_runs`, `max_hours`,
 //! `plateau` stop the campaign; `hold_at` holds it when a fact reaches its limit, or — with
 //! `reserve` — when the fact plus its source's projection of the next evaluation would.
 //!
@@ -211,7 +211,7 @@ impl Limits {
         None
     }
 
-    /// Why the campaign stops, if it does, in the order of `campaign.md` §6.
+    /// Why the campaign stops, if it does, in the order of `docs/campaign.md#stop-rules`.
     fn stop(&self, input: &StopInput) -> Option<String> {
         let value = |fact: &str| match input.facts.get(fact) {
             Some(FactReading::Value { value, .. }) => Some(*value),

@@ -1,5 +1,5 @@
-//! The built-in verdict rules `bootstrap` (`campaign.md` §5.2, the default) and `min_speedup`
-//! (§8.2): their parameters, the checks of their values, and thin wrappers around
+//! The built-in verdict rules `bootstrap` (`docs/campaign.md#bootstrap`, the default) and `min_speedup`
+//! (`docs/campaign.md#min-speedup`): their parameters, the checks of their values, and thin wrappers around
 //! `tally-stats`'s [`BootstrapRule`] and [`MinSpeedupRule`], which do all the deciding.
 //!
 //! `confirm` is declared here so `tally.toml` may set it and `tally plugins` documents it, but it

@@ -1,4 +1,4 @@
-//! The `sections` array of `tally status --json` (`campaign.md` §11):
+//! The `sections` array of `tally status --json` (`docs/campaign.md#commands`):
 //! `[{"provider", "title", "order", "blocks"}]`, blocks in the contract's serde form (`{"text":
 //! ...}`, `{"list": [...]}`, `{"figures": [{"label", "value", "unit"}]}`, `{"table": {"columns":
 //! [...], "rows": [[...]]}}`). A failed section keeps its place with its provider as the title,

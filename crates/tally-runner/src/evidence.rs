@@ -6,7 +6,7 @@
 //! time behind it, not only its wall time.
 //!
 //! The GPU busy time of an artifact is the sum over its device clocks of `busy_ns` (the union of
-//! each device's busy intervals, `evidence.md` §5): GPU-time in the sense of GPU-seconds, with
+//! each device's busy intervals, `docs/evidence.md#accounting`): GPU-time in the sense of GPU-seconds, with
 //! overlapping kernels on one device counted once and two devices counted twice.
 //!
 //! Owns: moving the file out of the attempt directory (which is removed) and the accounting.

@@ -1,4 +1,4 @@
-//! The run lock: one `tally run` per campaign at a time (`campaign.md` §3.4).
+//! The run lock: one `tally run` per campaign at a time (`docs/campaign.md#crash-safety`).
 //!
 //! Owns: an exclusive `flock` on a lock file (by convention `.tally/run-<campaign>.lock`, see
 //! [`run_lock_path`]) held for as long as the [`RunLock`] lives. The kernel drops a `flock` when

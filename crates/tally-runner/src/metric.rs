@@ -1,4 +1,4 @@
-//! The `METRIC <name>=<value>` stdout grammar (`campaign.md` §3.1).
+//! The `METRIC <name>=<value>` stdout grammar (`docs/campaign.md#one-sample`).
 //!
 //! Owns: recognising one line ([`parse_metric_line`]) and scanning a byte stream as it arrives
 //! from a pipe ([`MetricScanner`]), with later lines overriding earlier ones. The grammar, exactly:

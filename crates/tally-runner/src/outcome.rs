@@ -1,6 +1,6 @@
 //! How an attempt ended ([`Outcome`]) and why it failed ([`Failure`], one sentence each).
 //!
-//! Owns the classification of `campaign.md` §3.1: the process outcome decides first (timeout,
+//! Owns the classification of `docs/campaign.md#one-sample`: the process outcome decides first (timeout,
 //! cancellation, a signal, a non-zero exit, a command that could not start, a checkout that could
 //! not be made); a clean exit then fails when a required metric was not printed, and then when the
 //! units file is bad. The retry rule lives here too: only a leader killed by SIGTERM, SIGINT,

@@ -5,7 +5,7 @@
 //! command there in its own process group ([`crate::group`]), read the units file, keep the
 //! evidence file next to the logs, classify ([`crate::outcome`]), remove the checkout, and
 //! account the evidence ([`crate::evidence`]) when the attempt succeeded. A *sample* is one
-//! attempt, or two when the first was killed by a signal from outside (`campaign.md` §3.1);
+//! attempt, or two when the first was killed by a signal from outside (`docs/campaign.md#one-sample`);
 //! [`SampleRunner::run_sample`] applies that rule for every implementation, fakes included, and
 //! hands each attempt to a callback the moment it ends so the engine can commit it before the
 //! retry starts.
@@ -294,7 +294,7 @@ impl SampleRunner for WorktreeRunner {
         // Removal failures are not the sample's fault; the drop guard and the next prune retry.
         drop(checkout);
         let mut result = finish(result, &run.stderr_tail, units_file);
-        // Evidence is checked last, and only read when nothing else failed (§4b).
+        // Evidence is checked last, and only read when nothing else failed (`docs/evaluate-protocol.md` §4b).
         let succeeded = result.failure.is_none();
         match evidence {
             Ok(false) => {}

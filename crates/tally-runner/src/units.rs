@@ -1,4 +1,4 @@
-//! The per-unit results file (`campaign.md` §3.2).
+//! The per-unit results file (`docs/campaign.md#units`).
 //!
 //! Owns: parsing and checking what the evaluate command wrote at `TALLY_UNITS_FILE`:
 //! `{"<metric>": {"<unit id>": number, ...}, ...}`. Every metric in the file must have been

@@ -1,5 +1,5 @@
 //! The seeded percentile bootstrap: `LB(d)`, the lower bound on the sum of `d`
-//! (`campaign.md` §5.2), computed the same way on one thread or many.
+//! (`docs/campaign.md#bootstrap`), computed the same way on one thread or many.
 //!
 //! Layout of the work, which is part of the replay contract: the `resamples` resamples are cut
 //! into chunks of [`CHUNK_RESAMPLES`] (the last one shorter); chunk `i` draws from

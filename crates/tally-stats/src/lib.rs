@@ -1,5 +1,5 @@
 //! `tally-stats`: the statistics behind a campaign's verdicts, and the verdict rules that use
-//! them (`campaign.md` §5.2 `bootstrap`, §8.2 `min_speedup`).
+//! them (`bootstrap`, `docs/campaign.md#bootstrap`; `min_speedup`, `docs/campaign.md#min-speedup`).
 //!
 //! Everything here is pure: no I/O, no clock, no global random state. A bound or a judgement is
 //! a function of its inputs and an explicit seed, so a stored verdict can be replayed bit for bit.

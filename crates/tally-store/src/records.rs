@@ -47,7 +47,7 @@ pub enum HeadUpdate {
     Unchanged,
     /// Make this candidate the head, provided the head is still `expected` (the bar it was
     /// judged against); otherwise nothing is written and the outcome is
-    /// [`VerdictWriteOutcome::HeadMoved`] (`campaign.md` §5.3: a would-be keep is judged again
+    /// [`VerdictWriteOutcome::HeadMoved`] (`docs/campaign.md#after-the-rule`: a would-be keep is judged again
     /// against the new head). The verdict must be `keep`.
     MakeHead {
         /// The head the caller believes is current.
@@ -231,7 +231,7 @@ pub struct CampaignTotals {
     pub evaluations: EvaluationCounts,
 }
 
-/// The summed wall time of one finished evaluation (for `reserve` projections, §6).
+/// The summed wall time of one finished evaluation (for `reserve` projections, `docs/campaign.md#stop-rules`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EvaluationDuration {
     /// The evaluation.

@@ -137,7 +137,7 @@ pub trait Store: Send + Sync {
     fn list_evaluations(&self, campaign: CampaignId) -> Result<Vec<Evaluation>, StoreError>;
 
     /// The `queued` and `running` evaluations of a campaign, by id. At the start of
-    /// `tally run`, `running` ones were left by a process that died (`campaign.md` §3.4).
+    /// `tally run`, `running` ones were left by a process that died (`docs/campaign.md#crash-safety`).
     fn unfinished_evaluations(&self, campaign: CampaignId) -> Result<Vec<Evaluation>, StoreError>;
 
     // --- measurements ----------------------------------------------------------------------------

@@ -13,11 +13,11 @@
 //! Everything streams: records are produced step by step and written as they come, so memory is
 //! bounded by the requests in flight (plus the shuffle window), never by the run's length. The
 //! same scenario and delivery always give byte-identical output. Generated records are valid
-//! for stormlog 0.4.3 and avoid every Python-specific corner of `evidence.md` §9 (metadata holds
+//! for stormlog 0.4.3 and avoid every Python-specific corner of `docs/evidence.md#python-isms` (metadata holds
 //! only strings and integers, all integers fit in `i64`).
 //!
 //! With the defaults a run produces about [`RECORDS_PER_REQUEST`] records per request, like the
-//! reference's own synthetic traces (`evidence.md` §12: about 1 M lines for 52 631 requests).
+//! reference's own synthetic traces (`docs/evidence.md#reference-performance`: about 1 M lines for 52 631 requests).
 
 mod contexts;
 pub mod delivery;

@@ -10,7 +10,7 @@
 //! from simulated true time to each reporter's clock.
 //!
 //! Metadata holds only strings and integers (never floats, booleans or NaN), so no record can
-//! trip over the reference's Python value-equality quirks (`evidence.md` §9). Planted dangling
+//! trip over the reference's Python value-equality quirks (`docs/evidence.md#python-isms`). Planted dangling
 //! references and legacy records are added by [`crate::extras`]; the record constructors live in
 //! [`crate::shapes`].
 

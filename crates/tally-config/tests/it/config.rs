@@ -1,4 +1,4 @@
-//! Every rule of `campaign.md` §2, with a small fake registry.
+//! Every rule of `docs/campaign.md#tally-toml`, with a small fake registry.
 
 use serde_json::json;
 use tally_config::{ConfigError, SectionChoice, parse_settings};

@@ -1,4 +1,4 @@
-//! The evaluator (`campaign.md` §3.3): a changed evaluate argv is another evaluator; the head is
+//! The evaluator (`docs/campaign.md#pairs`): a changed evaluate argv is another evaluator; the head is
 //! measured again under it before anything is judged, and measurements of the old one never
 //! enter means or verdicts (they stay in the store and in the GPU ledger).
 

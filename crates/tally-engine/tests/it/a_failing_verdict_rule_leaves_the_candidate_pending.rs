@@ -1,4 +1,4 @@
-//! A verdict rule that fails (`campaign.md` §10: an external rule that exits non-zero, times out
+//! A verdict rule that fails (`docs/campaign.md#external-providers`: an external rule that exits non-zero, times out
 //! or answers nonsense) leaves the candidate pending and says why; the loop does not retry it in
 //! the same run (no loop burning the device), and the next run evaluates it again.
 

@@ -1,4 +1,4 @@
-//! The head moving while a candidate is measured (`campaign.md` §5.3): when someone else keeps
+//! The head moving while a candidate is measured (`docs/campaign.md#after-the-rule`): when someone else keeps
 //! first, a would-be keep is judged again against the new head (measured as needed) instead of
 //! silently overtaking it. "Someone else" is simulated by writing a hand-set keep straight to
 //! the store while the runner is serving the candidate's first sample, as another process would.

@@ -1,4 +1,4 @@
-//! `confirm = true` (`campaign.md` §5.3): a would-be keep is measured once more by an independent
+//! `confirm = true` (`docs/campaign.md#after-the-rule`): a would-be keep is measured once more by an independent
 //! paired evaluation against the same bar before it becomes the head; the confirmation is judged
 //! on its own samples only, and failing it makes the candidate `interesting` ("did not confirm").
 

@@ -1,4 +1,4 @@
-//! Crash-safety (`campaign.md` §3.4): every sample is committed the moment it ends. Ctrl-C
+//! Crash-safety (`docs/campaign.md#crash-safety`): every sample is committed the moment it ends. Ctrl-C
 //! records the interrupted sample as failed (`interrupted`), abandons the evaluation and leaves
 //! the candidate pending for the next run; an evaluation a killed `tally run` left `running` is
 //! abandoned by the next run and evaluated again, with nothing judged twice.

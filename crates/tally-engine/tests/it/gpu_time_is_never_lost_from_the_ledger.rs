@@ -1,4 +1,4 @@
-//! The GPU ledger (`campaign.md` §3.1, §8.1): every attempt is a measurement — a sample killed
+//! The GPU ledger (`docs/campaign.md#one-sample`, `docs/campaign.md#gpu-hours`): every attempt is a measurement — a sample killed
 //! from outside is retried once with both attempts recorded and linked — and `gpu_usd` is
 //! Σ seconds × gpus × price / 3600 over all of them (bar samples, failures, retries and reports
 //! added by hand included).

@@ -1,4 +1,4 @@
-//! Verdicts set by hand (`campaign.md` §5.3, `tally candidate verdict`): the loop never evaluates
+//! Verdicts set by hand (`docs/campaign.md#after-the-rule`, `tally candidate verdict`): the loop never evaluates
 //! or overwrites them — not when more measurements arrive, not after a re-measurement; a
 //! hand-set keep becomes the head, and discarding the head by hand moves the head back.
 

@@ -1,4 +1,4 @@
-//! `hold_at` (`campaign.md` §6, §7, §8.1): a fact at its limit holds the campaign (reversible: asked
+//! `hold_at` (`docs/campaign.md#stop-rules`, `docs/campaign.md#facts`, `docs/campaign.md#gpu-hours`): a fact at its limit holds the campaign (reversible: asked
 //! again before each evaluation); with `reserve` the `gpu_hours` projection holds it *before*
 //! the evaluation that would cross a budget; a fact source that fails holds it (never read as
 //! zero); a fact that no active source supplies is a config error naming the source that would.

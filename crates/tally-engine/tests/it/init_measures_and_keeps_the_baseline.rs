@@ -1,4 +1,4 @@
-//! `tally init` (`campaign.md` §11): the baseline is measured with the campaign's repeats of
+//! `tally init` (`docs/campaign.md#commands`): the baseline is measured with the campaign's repeats of
 //! unpaired samples, kept and made the head; a failing baseline is a `crash` that init measures
 //! again; init on a registered campaign reports what changed.
 

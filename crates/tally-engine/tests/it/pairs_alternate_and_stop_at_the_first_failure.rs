@@ -1,4 +1,4 @@
-//! Pairs (`campaign.md` §3.3): with `repeats = n > 1` the candidate (C) and the bar (B) run
+//! Pairs (`docs/campaign.md#pairs`): with `repeats = n > 1` the candidate (C) and the bar (B) run
 //! C B, B C, C B, ...; each pair is linked both ways in the store; the sequence stops at the
 //! first failure; a failed bar sample is named in the reason, and with no complete pair a
 //! successful candidate is `interesting`, never a keep.

@@ -1,4 +1,4 @@
-//! `status` (`campaign.md` §9): the default list is every installed section of the surface in
+//! `status` (`docs/campaign.md#sections`): the default list is every installed section of the surface in
 //! (order, name) order — headline, goal, evaluations, latency, candidates on `status`; `exclude`
 //! keeps the default list minus the named sections; an explicit `sections` list replaces it in
 //! its own order, with its parameters.

@@ -1,4 +1,4 @@
-//! The `limits` stop rule's stops (`campaign.md` §6): `target`, `max_runs`, `max_hours` and
+//! The `limits` stop rule's stops (`docs/campaign.md#stop-rules`): `target`, `max_runs`, `max_hours` and
 //! `plateau`, asked before every evaluation; a stopped campaign starts nothing until
 //! `tally campaign resume` (which asks the rule again) or a changed `[plugins.stop_rule]` table.
 

@@ -1,4 +1,4 @@
-//! The verdict (`campaign.md` §5.2, §8.2) through the real `bootstrap` and `min_speedup` rules:
+//! The verdict (`docs/campaign.md#bootstrap`, `docs/campaign.md#min-speedup`) through the real `bootstrap` and `min_speedup` rules:
 //! every branch of the decision order — crash (with the failure sentence), floor, keep (the head
 //! moves), discard, not significant, a guardrail past its margin — the smaller of the bootstrap
 //! and Student-t bounds over pairs, the per-unit path, and `min_speedup`'s minimum.

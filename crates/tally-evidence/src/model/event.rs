@@ -92,7 +92,7 @@ impl CorrelationEvent {
     pub fn into_parts(self) -> (Arc<CorrelationContext>, Text, Metadata, EventBody) {
         (self.context, self.event_id, self.metadata, self.body)
     }
-    /// Elapsed time (`evidence.md` §2.5): `end - start` on a monotonic clock with both ends.
+    /// Elapsed time (`docs/evidence.md#events`): `end - start` on a monotonic clock with both ends.
     pub fn elapsed_ns(&self) -> Option<Nanos> {
         if self.context.clock_kind != ClockKind::Monotonic {
             return None;

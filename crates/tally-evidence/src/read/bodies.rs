@@ -1,5 +1,5 @@
 //! The type-specific checks of the eight event types, in the reference's order for each
-//! (`evidence.md` §2.5–2.6): what comes after the constructor, `event_id` and `metadata`.
+//! (`docs/evidence.md#events`, `docs/evidence.md#intervals`): what comes after the constructor, `event_id` and `metadata`.
 //!
 //! The order between types' shared steps (classification, context, refs, constructor) is
 //! `events`' business; this module only builds one body from fields already known to be
@@ -226,7 +226,7 @@ fn activity(
     })
 }
 
-/// `metadata.intervals` (`evidence.md` §2.6), checked entry by entry as the reference does.
+/// `metadata.intervals` (`docs/evidence.md#intervals`), checked entry by entry as the reference does.
 /// Integers too large for `i128` are saturated: they can only fail "inside start_ns..end_ns",
 /// which is what the reference reports for them.
 fn busy_intervals(

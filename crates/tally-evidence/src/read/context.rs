@@ -1,4 +1,4 @@
-//! Version-4 context interning on the reading side (`evidence.md` §2.9, §3): the
+//! Version-4 context interning on the reading side (`docs/evidence.md#v4-interning`, `docs/evidence.md#reader-api`): the
 //! [`ContextRegistry`] of one file's definitions, and the [`CorrelationRecordDecoder`] that holds
 //! one and turns each line's JSON into a record in file order.
 //!

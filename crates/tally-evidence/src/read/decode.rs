@@ -1,6 +1,6 @@
 //! One line to one decoded item, with no state: UTF-8, blank lines, JSON (with the `NaN` retry),
-//! and the classification of `evidence.md` §2.2: legacy, embedded event, v4 definition or v4
-//! compact record (§2.9).
+//! and the classification of `docs/evidence.md#schema-versions`: legacy, embedded event, v4 definition or v4
+//! compact record (`docs/evidence.md#v4-interning`).
 //!
 //! This module runs in parallel over the lines of a batch, so it never changes a registry: a
 //! definition comes back with its validated context, a compact record with its context id and its
@@ -192,7 +192,7 @@ fn trim_json_space(text: &str) -> &str {
     text.trim_matches(|c: char| c.is_ascii() && wire::is_json_space(c as u8))
 }
 
-/// `CorrelationRecordDecoder._expand` then `decode_event` (`evidence.md` §2.2, §2.9).
+/// `CorrelationRecordDecoder._expand` then `decode_event` (`docs/evidence.md#schema-versions`, `docs/evidence.md#v4-interning`).
 fn classify(
     wire: &RecordWire<'_>,
     text: &str,
@@ -269,7 +269,7 @@ fn classify(
 }
 
 /// The checks a compact record gets after its id resolves: the null-intervals rule, then the
-/// expanded record's (`evidence.md` §2.9). The parts are handed to `into` where they are made
+/// expanded record's (`docs/evidence.md#v4-interning`). The parts are handed to `into` where they are made
 /// (see [`embedded_record`]).
 fn compact_event<T>(rec: &Fields<'_, '_>, into: impl FnOnce(EventParts) -> T) -> Checked<T> {
     let is_activity = matches!(

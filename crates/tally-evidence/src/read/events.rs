@@ -1,4 +1,4 @@
-//! One embedded record, checked in the reference's order (`evidence.md` §2.2 step 3 to §2.8):
+//! One embedded record, checked in the reference's order (`docs/evidence.md#schema-versions` step 3 to `docs/evidence.md#error-precedence`):
 //! version and type classification, the context, the eight ref fields, the event constructor
 //! (unknown, then missing keys), `event_id`, `metadata`, the type's own checks, and the declared
 //! version. The first failing check wins.
@@ -171,7 +171,7 @@ fn class(ty: EventType) -> Class {
     }
 }
 
-/// The ref-valued keys, converted in this order for every event type (`evidence.md` §2.4).
+/// The ref-valued keys, converted in this order for every event type (`docs/evidence.md#entity-ref`).
 pub(crate) const REF_KEYS: [Key; 8] = [
     Key::RequestRef,
     Key::AttemptRef,
@@ -264,7 +264,7 @@ pub(crate) fn embedded<T>(
     correlation_record(rec, ty, source, version, event).map_err(prefix)
 }
 
-/// The declared-version check, last of an event's checks (`evidence.md` §2.8): an activity with
+/// The declared-version check, last of an event's checks (`docs/evidence.md#error-precedence`): an activity with
 /// `metadata.intervals` is content version 3, every other event 2.
 fn declared_version(ty: EventType, version: i128, body: &EventBody) -> Checked<()> {
     let content_version = match body {

@@ -1,6 +1,6 @@
 //! Field-level checks with the reference's messages: non-empty strings, non-negative integers,
 //! spans, enumerations, and the two small value objects (`CorrelationContext`, `EntityRef`) with
-//! their constructor errors (`evidence.md` §2.3, §2.4).
+//! their constructor errors (`docs/evidence.md#context`, `docs/evidence.md#entity-ref`).
 //!
 //! Every check takes a value typed by [`wire::classify`] (`None` when the key is absent) and
 //! returns the model value or a [`Fault`]. Integers that Python would accept but that do not fit
@@ -247,7 +247,7 @@ pub(crate) fn plain_entity_ref(producer_id: &str, id: &str, share_id: bool) -> E
     }
 }
 
-/// `EntityRef(**value)` from the raw text of an object, with its checks (`evidence.md` §2.4).
+/// `EntityRef(**value)` from the raw text of an object, with its checks (`docs/evidence.md#entity-ref`).
 /// With `share_id` (for references to entities that others reference too), the id is
 /// [`shared_id`].
 pub(crate) fn entity_ref(raw_object: &str, lenient: bool, share_id: bool) -> Checked<EntityRef> {
@@ -282,7 +282,7 @@ pub(crate) fn entity_ref(raw_object: &str, lenient: bool, share_id: bool) -> Che
 }
 
 /// `CorrelationContext(**value)` from the raw text of an object, with its checks in the
-/// reference's order (`evidence.md` §2.3).
+/// reference's order (`docs/evidence.md#context`).
 pub(crate) fn context(raw_object: &str, lenient: bool) -> Checked<CorrelationContext> {
     let wire = wire::context_wire(raw_object);
     context_from_wire(&wire, lenient)

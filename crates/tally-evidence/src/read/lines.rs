@@ -1,4 +1,4 @@
-//! The physical layer of `evidence.md` §2.1: where lines end, which lines are blank, and where a
+//! The physical layer of `docs/evidence.md#physical-layer`: where lines end, which lines are blank, and where a
 //! batch of bytes may be cut.
 //!
 //! A line ends at `\n`, at `\r\n` or at a lone `\r` (Python's universal newlines), line numbers are

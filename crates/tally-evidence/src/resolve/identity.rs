@@ -1,5 +1,5 @@
 //! The event-identity index: which `(session_id, producer_id, event_id)` have been seen, and with
-//! what content (`evidence.md` §4.1).
+//! what content (`docs/evidence.md#dedup`).
 //!
 //! Most identities belong to an event kept in an entity table, so the index stores no strings for
 //! them: a slot is `(32-bit hash, location)` (8 bytes), the location names a table and position,

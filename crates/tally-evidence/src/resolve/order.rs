@@ -1,5 +1,5 @@
 //! The reference's order of kept memberships and alignments: by `(session_id, producer_id,
-//! event_id)` of the kept event (`evidence.md` §4.2). Only the sort lives here; which tables are
+//! event_id)` of the kept event (`docs/evidence.md#entity-tables`). Only the sort lives here; which tables are
 //! shown in this order is [`super::CorrelationGraph`]'s business.
 
 use std::sync::Arc;

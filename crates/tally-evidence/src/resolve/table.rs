@@ -1,4 +1,4 @@
-//! Entity tables: the kept events of one kind, keyed by their entity key (`evidence.md` §4.2).
+//! Entity tables: the kept events of one kind, keyed by their entity key (`docs/evidence.md#entity-tables`).
 //!
 //! An [`EntityTable`] stores each entity once, in the order its key first appeared, as a
 //! [`ResolvedEvent`] (the event's parts with a typed body). The key is never stored separately:
@@ -99,7 +99,7 @@ impl<B> ResolvedEvent<B> {
         )
     }
     /// `end − start` when the context's clock is monotonic and both ends are present
-    /// (`evidence.md` §2.5), given the body's span.
+    /// (`docs/evidence.md#events`), given the body's span.
     pub(crate) fn elapsed_of(&self, start: Option<Nanos>, end: Option<Nanos>) -> Option<i128> {
         if self.context.clock_kind != ClockKind::Monotonic {
             return None;
@@ -108,7 +108,7 @@ impl<B> ResolvedEvent<B> {
     }
 }
 
-/// How a body type names its entity (`evidence.md` §4.2). Crate-internal.
+/// How a body type names its entity (`docs/evidence.md#entity-tables`). Crate-internal.
 pub(crate) trait Keyed: Sized + PartialEq + Clone {
     /// Hash of the entity key (the fields that [`Keyed::same_key`] compares) of `body`, observed
     /// in `context`.

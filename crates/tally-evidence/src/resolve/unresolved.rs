@@ -1,4 +1,4 @@
-//! Unresolved references: references that point at no entity of the graph (`evidence.md` §4.3).
+//! Unresolved references: references that point at no entity of the graph (`docs/evidence.md#unresolved`).
 //!
 //! The list is built in the reference's order — memberships in their sorted order, then stages,
 //! then activities, each in table order — and then stably sorted by `(event_id, kind, ref.id)`,
@@ -102,7 +102,7 @@ pub(super) struct Checked<'a> {
     pub activity_iterations: Vec<u32>,
 }
 
-/// Checks every reference of §4.3 against the tables, each table's entries in parallel (the
+/// Checks every reference of `docs/evidence.md#unresolved` against the tables, each table's entries in parallel (the
 /// lists keep table order).
 pub(super) fn check<'a>(
     requests: &'a EntityTable<RequestEvent>,
@@ -195,7 +195,7 @@ pub(super) fn check<'a>(
 /// Entries checked per parallel task at least.
 const MIN_PER_TASK: usize = 2048;
 
-/// The unresolved list of §4.3 from the checks.
+/// The unresolved list of `docs/evidence.md#unresolved` from the checks.
 ///
 /// The reference lists memberships in their `(session_id, producer_id, event_id)` order before
 /// the final stable sort by `(event_id, kind, ref.id)`. Only the order of ties matters there,

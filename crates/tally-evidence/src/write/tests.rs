@@ -1,5 +1,5 @@
 //! Exact-byte tests of the writer. Every expected line below was written by hand from
-//! `evidence.md` §2–3 (sorted keys, `", "`/`": "`, `ensure_ascii`), and the context ids were
+//! `docs/evidence.md#wire-format` and `docs/evidence.md#reader-api` (sorted keys, `", "`/`": "`, `ensure_ascii`), and the context ids were
 //! computed with the reference's own formula in Python.
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Accounting cases of `evidence.md` §10 (01, 04, 05, 06, 09) with the exact expected numbers.
+//! Accounting cases of `docs/evidence.md#conformance-cases` (01, 04, 05, 06, 09) with the exact expected numbers.
 
 use serde_json::json;
 use tally_evidence::{

@@ -1,4 +1,4 @@
-//! Clock alignment, API-level cases 11 and 12 of `evidence.md` §10.
+//! Clock alignment, API-level cases 11 and 12 of `docs/evidence.md#conformance-cases`.
 
 use tally_evidence::{
     AlignedTimestamp, CorrelationGraph, Error, Nanos, align_timestamp, alignment_offset_bounds,

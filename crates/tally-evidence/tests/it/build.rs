@@ -1,5 +1,5 @@
 //! Test support: builds validated records in memory (the JSONL reader lives elsewhere), and
-//! renders results in the compact shorthand of `evidence.md` §10 so expected values read like
+//! renders results in the compact shorthand of `docs/evidence.md#conformance-cases` so expected values read like
 //! the spec.
 
 use std::sync::Arc;
@@ -201,7 +201,7 @@ pub fn activity(
     }
 }
 
-/// `act(id, ref, iteration, start, end)` of §10: a gpu activity of `T`.
+/// `act(id, ref, iteration, start, end)` of `docs/evidence.md#conformance-cases`: a gpu activity of `T`.
 pub fn act(
     event_id: &str,
     id: &str,

@@ -1,5 +1,5 @@
 //! Property tests: delivery order, redelivery and renamed copies never change the result;
-//! accounting agrees with a brute-force oracle written from `evidence.md` §5; the interval union
+//! accounting agrees with a brute-force oracle written from `docs/evidence.md#accounting`; the interval union
 //! agrees with a point-set oracle.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -396,7 +396,7 @@ fn runs_of(points: &BTreeSet<i64>) -> Vec<Interval> {
     runs
 }
 
-/// §5 read literally: point sets per group, no sorting tricks.
+/// `docs/evidence.md#accounting` read literally: point sets per group, no sorting tricks.
 fn oracle_accounting(graph: &CorrelationGraph) -> RunAccounting {
     type Group = (u64, BTreeSet<i64>, u64);
     let mut devices: BTreeMap<DeviceClock, Group> = BTreeMap::new();

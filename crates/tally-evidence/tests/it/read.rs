@@ -15,17 +15,14 @@ use std::path::PathBuf;
 use tally_evidence::read::{CorrelationRecordDecoder, ReadOptions, for_each_record_in_bytes};
 use tally_evidence::{Error, InferenceRecord};
 
-/// The shared folder: `TALLY_SHARED_DIR`, or `shared/` beside the repository.
-pub fn shared_dir() -> PathBuf {
-    match std::env::var_os("TALLY_SHARED_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-    }
+/// The repository's `testdata/` directory (`testdata/README.md`).
+pub fn testdata_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
 }
 
 /// The conformance folder of the evidence half.
 pub fn conformance_dir() -> PathBuf {
-    shared_dir().join("conformance/evidence")
+    testdata_dir().join("conformance/evidence")
 }
 
 /// Options with a batch size and thread count.

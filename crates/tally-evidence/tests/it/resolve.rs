@@ -1,4 +1,4 @@
-//! Resolution cases of `evidence.md` §10 (02, 03, 07, 08) and the resolver's error origins.
+//! Resolution cases of `docs/evidence.md#conformance-cases` (02, 03, 07, 08) and the resolver's error origins.
 
 use serde_json::json;
 use tally_evidence::{

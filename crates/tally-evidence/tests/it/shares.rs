@@ -1,4 +1,4 @@
-//! Share validation, API-level case 13 of `evidence.md` §10, with every refusal message.
+//! Share validation, API-level case 13 of `docs/evidence.md#conformance-cases`, with every refusal message.
 
 use tally_evidence::{
     CorrelationGraph, DeviceClock, EntityRef, Error, InferenceRecord, Nanos, RequestShareEstimate,

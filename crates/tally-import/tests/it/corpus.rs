@@ -1,4 +1,4 @@
-//! The real-trace corpus (`shared/traces/real/`), the README's figures hard-coded, and the test's
+//! The real-trace corpus (`testdata/traces/real/`), the README's figures hard-coded, and the test's
 //! own independent tools: exact decimal parsing, interval union, and reading emitted records.
 
 use std::collections::BTreeMap;
@@ -6,16 +6,14 @@ use std::path::PathBuf;
 
 use tally_evidence::{ActivityDomain, EventBody, InferenceRecord, Nanos};
 
-/// The shared directory: `TALLY_SHARED_DIR`, else `../../../shared` from this crate.
-pub fn shared_dir() -> PathBuf {
-    std::env::var_os("TALLY_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
+/// The repository's `testdata/` directory (`testdata/README.md`).
+pub fn testdata_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
 }
 
 /// A corpus file's path.
 pub fn trace(name: &str) -> PathBuf {
-    let path = shared_dir().join("traces/real").join(name);
+    let path = testdata_dir().join("traces/real").join(name);
     assert!(path.exists(), "missing corpus file {}", path.display());
     path
 }
@@ -171,7 +169,7 @@ pub const README_STEPS: [(&str, u64, Nanos, Nanos, u64); 7] = [
 
 /// Every file of the corpus directory (so a new file cannot be silently skipped).
 pub fn corpus_files() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(shared_dir().join("traces/real"))
+    let mut names: Vec<String> = std::fs::read_dir(testdata_dir().join("traces/real"))
         .expect("corpus directory")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".gz"))

@@ -1,4 +1,4 @@
-//! The `exec` provider (`campaign.md` §10): any capability implemented by an executable that
+//! The `exec` provider (`docs/campaign.md#external-providers`): any capability implemented by an executable that
 //! speaks the subprocess protocol of `docs/plugins.md` — one JSON request on stdin, one JSON
 //! response on stdout, per call.
 //!

@@ -1,4 +1,4 @@
-//! The JSON of the external-provider protocol (`campaign.md` §10, `docs/plugins.md`): the
+//! The JSON of the external-provider protocol (`docs/campaign.md#external-providers`, `docs/plugins.md`): the
 //! request envelope and each method's input, the response envelope, the `describe` answer, and
 //! the checks that each method's result has its shape. Every mismatch is a one-line message
 //! quoting what was received. Processes are `process`'s concern; deciding what to do with a

@@ -74,7 +74,7 @@ pub(crate) fn percent(fraction: f64) -> String {
     }
 }
 
-/// The campaign's primary metric (`campaign.md` §4: exactly one; the first as a fallback).
+/// The campaign's primary metric (`docs/campaign.md#metrics`: exactly one; the first as a fallback).
 pub(crate) fn primary(campaign: &CampaignSummary) -> Option<&MetricView> {
     campaign
         .metrics

@@ -50,7 +50,7 @@ fn metric_line(m: &MetricView) -> String {
     )
 }
 
-/// The progress towards each limit, in the order of `campaign.md` §6.
+/// The progress towards each limit, in the order of `docs/campaign.md#stop-rules`.
 fn progress(limits: &Limits, input: &SectionInput<'_>) -> Vec<String> {
     let facts: &Facts = input.facts;
     let fact = |name: &str| facts.get(name).copied();

@@ -1,4 +1,4 @@
-//! Section `latency` (`campaign.md` §8.3; order 175, status and briefs): a table of the latency
+//! Section `latency` (`docs/campaign.md#latency`; order 175, status and briefs): a table of the latency
 //! metrics of the latest candidates, so an implementer sees what its predecessors did to the
 //! tail, not only to the primary.
 //!

@@ -1,4 +1,4 @@
-//! The built-in sections (`campaign.md` §9, §8.3): `headline` (100), `goal` (110),
+//! The built-in sections (`docs/campaign.md#sections`, `docs/campaign.md#latency`): `headline` (100), `goal` (110),
 //! `evaluations` (170), `latency` (175) and `candidates` (180), each declaring its surfaces,
 //! order and parameters, and rendering a title and blocks from the campaign view and facts.
 //!

@@ -1,4 +1,4 @@
-//! `gpu_hours` (`campaign.md` §8.1, §6): Σ seconds of every measurement × gpus × price / 3600
+//! `gpu_hours` (`docs/campaign.md#gpu-hours`, `docs/campaign.md#stop-rules`): Σ seconds of every measurement × gpus × price / 3600
 //! over bar, failed and retried samples; the projection is the median of the last five
 //! evaluations' summed seconds; parameters are checked.
 

@@ -1,4 +1,4 @@
-//! `limits` (`campaign.md` §6): every limit and its reason text, holds before stops, the
+//! `limits` (`docs/campaign.md#stop-rules`): every limit and its reason text, holds before stops, the
 //! reserve projection, failed and missing facts, `max_runs` waiting for in-flight work, and the
 //! problems of bad parameters.
 

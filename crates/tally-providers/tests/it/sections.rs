@@ -1,5 +1,5 @@
 //! The built-in sections on the fixture campaign: snapshots of every rendering, and the exact
-//! promises of `latency` (`campaign.md` §8.3) and `goal` checked cell by cell.
+//! promises of `latency` (`docs/campaign.md#latency`) and `goal` checked cell by cell.
 
 use serde_json::json;
 use tally_plugin::{Block, CampaignData, Rendered, SectionInput, Surface, Table};

@@ -10,11 +10,7 @@ use crate::fixture::Fixture;
 
 /// A conformance case of the evidence half: the artifact and the reference's expected output.
 fn case(name: &str) -> (PathBuf, serde_json::Value) {
-    let shared = match std::env::var_os("TALLY_SHARED_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-    };
-    let dir = shared.join("conformance/evidence");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/conformance/evidence");
     let expected = std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).unwrap();
     (
         dir.join(format!("{name}.jsonl")),

@@ -1,5 +1,5 @@
-//! The verdict case of `campaign.md` §5.1 and the judgement a rule returns, with their JSON
-//! shape (they are the input and result of `verdict_rule.decide` for out-of-tree rules, §10).
+//! The verdict case of `docs/campaign.md#verdict-case` and the judgement a rule returns, with their JSON
+//! shape (they are the input and result of `verdict_rule.decide` for out-of-tree rules, `docs/campaign.md#external-providers`).
 //!
 //! Maps are `BTreeMap`s so the JSON is sorted and a case serialises the same way every time.
 //! `Direction` and `Verdict` come from `tally-model` and are spelled on the wire with their own
@@ -35,7 +35,7 @@ pub struct Criterion {
     #[serde(with = "direction_wire")]
     pub direction: Direction,
     /// `deterministic = true`: the metric has no noise, so comparing two means is allowed
-    /// (the aggregate path of §5.2).
+    /// (the aggregate path of `docs/campaign.md#bootstrap`).
     #[serde(default)]
     pub deterministic: bool,
 }
@@ -89,7 +89,7 @@ pub struct Side {
     /// measurement is absent.
     #[serde(default)]
     pub means: BTreeMap<String, f64>,
-    /// Metric → unit id → mean contribution (§3.2).
+    /// Metric → unit id → mean contribution (`docs/campaign.md#units`).
     #[serde(default)]
     pub units: BTreeMap<String, BTreeMap<String, f64>>,
     /// Metric → the values of the paired samples, the i-th next to the other side's i-th.

@@ -1,4 +1,4 @@
-//! Comparing one metric between the candidate and the bar (`campaign.md` §5.2), and the text of
+//! Comparing one metric between the candidate and the bar (`docs/campaign.md#bootstrap`), and the text of
 //! that comparison: which path (per-unit, pairs, aggregate), the gain, its lower bound, and the
 //! numbers to four significant figures.
 //!
@@ -73,7 +73,7 @@ impl Comparison {
         bound.filter(|b| b.is_finite())
     }
 
-    /// The text of §5.2: `<name> <cand> vs <bar> (<±delta>; <conf%> worst case <±bound> over
+    /// The text of `docs/campaign.md#bootstrap`: `<name> <cand> vs <bar> (<±delta>; <conf%> worst case <±bound> over
     /// <N> units|pairs)`, or `(<±delta>; aggregate: <why>)`. Delta and bound are in the
     /// metric's own orientation (a faster latency shows as a negative delta).
     pub fn text(&self, confidence: Confidence) -> String {

@@ -1,5 +1,5 @@
-//! Verdict rules over a case (`campaign.md` §5): the case and judgement types that also cross
-//! the JSON protocol of out-of-tree rules (§10), the comparison of one metric, and the built-in
+//! Verdict rules over a case (`docs/campaign.md#verdict`): the case and judgement types that also cross
+//! the JSON protocol of out-of-tree rules (`docs/campaign.md#external-providers`), the comparison of one metric, and the built-in
 //! rules `bootstrap` and `min_speedup`.
 //!
 //! Nothing here reads a store or runs a benchmark; the engine assembles the case.

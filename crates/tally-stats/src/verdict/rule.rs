@@ -1,5 +1,5 @@
-//! The built-in verdict rules: `bootstrap` (`campaign.md` §5.2, the default) and `min_speedup`
-//! (§8.2, `bootstrap` plus a minimum relative gain).
+//! The built-in verdict rules: `bootstrap` (`docs/campaign.md#bootstrap`, the default) and `min_speedup`
+//! (`docs/campaign.md#min-speedup`, `bootstrap` plus a minimum relative gain).
 //!
 //! A rule answers every case; it never fails (invalid parameters are refused when the rule is
 //! built). This module decides outcomes and writes reasons; the statistics are in `compare` and
@@ -67,7 +67,7 @@ impl BootstrapRule {
         }
     }
 
-    /// Judges `case` (§5.2, decision order 1–7).
+    /// Judges `case` (`docs/campaign.md#bootstrap`, decision order 1–7).
     pub fn decide(&self, case: &VerdictCase) -> Judgement {
         self.assess(case).judgement
     }
@@ -175,7 +175,7 @@ impl BootstrapRule {
     }
 }
 
-/// The `min_speedup` verdict rule (§8.2): `bootstrap`, then a keep whose relative gain is
+/// The `min_speedup` verdict rule (`docs/campaign.md#min-speedup`): `bootstrap`, then a keep whose relative gain is
 /// below `min_speedup` becomes `interesting`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "MinSpeedupParams", into = "MinSpeedupParams")]

@@ -1,4 +1,4 @@
-//! The `min_speedup` rule (`campaign.md` §8.2): bootstrap, then a minimum relative gain.
+//! The `min_speedup` rule (`docs/campaign.md#min-speedup`): bootstrap, then a minimum relative gain.
 
 use tally_model::{Direction, Verdict};
 use tally_stats::{BootstrapRule, MinSpeedupRule, VerdictCase};

@@ -1,4 +1,4 @@
-//! The JSON shape of cases, judgements and rule parameters (the §10 protocol carries them).
+//! The JSON shape of cases, judgements and rule parameters (the `docs/campaign.md#external-providers` protocol carries them).
 
 use serde_json::json;
 use tally_model::{Direction, Verdict};

@@ -1,5 +1,5 @@
 //! Contract: evaluations — ids, the `queued → running → finished | abandoned` life cycle, and
-//! the unfinished list a new `tally run` re-queues from (`campaign.md` §3.4).
+//! the unfinished list a new `tally run` re-queues from (`docs/campaign.md#crash-safety`).
 
 use tally_model::{
     CampaignId, CandidateId, EvaluationId, EvaluationKind, EvaluationState, UnixMillis,

@@ -1,5 +1,5 @@
 //! Contract: verdict writes — who set them, the loop never overwriting a person's verdict
-//! (`campaign.md` §5.3), handing a candidate back to the loop, and head updates (compare-and-set
+//! (`docs/campaign.md#after-the-rule`), handing a candidate back to the loop, and head updates (compare-and-set
 //! for keeps, the head always a keep).
 
 use tally_model::{Actor, CandidateId, UnixMillis, Verdict};

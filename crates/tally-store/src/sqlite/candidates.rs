@@ -1,6 +1,6 @@
 //! Candidate rows: queueing (numbered per campaign, parent = head), lookups, the pending queue,
 //! and verdict writes with their head update — including the rule that the loop never
-//! overwrites a verdict a person set (`campaign.md` §5.3).
+//! overwrites a verdict a person set (`docs/campaign.md#after-the-rule`).
 //!
 //! Deciding verdicts is the verdict rule's job; this module only records them.
 

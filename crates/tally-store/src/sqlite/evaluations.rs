@@ -1,5 +1,5 @@
 //! Evaluation rows: queue, start, end (finished or abandoned), look up, list, and the
-//! unfinished ones a new `tally run` must deal with (`campaign.md` §3.4).
+//! unfinished ones a new `tally run` must deal with (`docs/campaign.md#crash-safety`).
 //!
 //! The life cycle is `queued → running → finished`, with `abandoned` reachable from `queued`
 //! and `running`; any other move is refused. Which evaluations to queue is the engine's choice.

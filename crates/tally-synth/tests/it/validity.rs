@@ -1,4 +1,4 @@
-//! Every generated record obeys the rules of `evidence.md` §2 and §4 that the generator
+//! Every generated record obeys the rules of `docs/evidence.md#wire-format` and `docs/evidence.md#resolution` that the generator
 //! controls, and the planted dangling references are the only ones.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -163,7 +163,7 @@ fn identities_and_entities_are_unique() {
     }
 }
 
-/// The references that point at nothing, as (kind, ref), in the reference's terms (§4.3).
+/// The references that point at nothing, as (kind, ref), in the reference's terms (`docs/evidence.md#unresolved`).
 fn dangling(records: &[InferenceRecord]) -> Vec<(&'static str, EntityRef)> {
     let events = crate::events(records);
     let mut requests = BTreeMap::new();

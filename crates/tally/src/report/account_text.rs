@@ -203,7 +203,7 @@ fn render_problems(out: &mut String, graph: &CorrelationGraph, accounting: &RunA
     }
 }
 
-/// Why a GPU activity could not be measured (`evidence.md` §5 step 3).
+/// Why a GPU activity could not be measured (`docs/evidence.md#accounting` step 3).
 fn unmeasured_reason(graph: &CorrelationGraph, r: &EntityRef) -> &'static str {
     let Some(event) = graph.activities().get(r) else {
         return "not measurable";

@@ -1,4 +1,4 @@
-//! The campaign's inputs and the command-line contract (`campaign.md` §2, §3.2, §11;
+//! The campaign's inputs and the command-line contract (`docs/campaign.md#tally-toml`, `docs/campaign.md#units`, `docs/campaign.md#commands`;
 //! `docs/cli.md`): a malformed `tally.toml` reports every problem at once, a units file that does
 //! not add up fails its sample, `tally init` writes its templates and then refuses what is left
 //! to fill in, and every command exits with the code `docs/cli.md` gives.

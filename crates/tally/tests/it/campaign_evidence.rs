@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use crate::campaign_repo::{CampaignRepo, candidate, text, verdicts};
-use crate::support::shared_dir;
+use crate::support::testdata_dir;
 
 const CONFIG: &str = r#"
 name = "evidence"
@@ -24,7 +24,7 @@ repeats = 3
 
 /// The artifact of a conformance case and the reference's Σ `busy_ns` over its devices.
 fn conformance_case(name: &str) -> (String, u64) {
-    let dir = shared_dir().join("conformance/evidence");
+    let dir = testdata_dir().join("conformance/evidence");
     let artifact = std::fs::read_to_string(dir.join(format!("{name}.jsonl"))).unwrap();
     let expected: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).unwrap(),
@@ -164,8 +164,8 @@ fn a_report_added_by_hand_may_name_its_evidence_and_a_bad_one_is_refused() {
 
 #[test]
 fn a_benchmark_that_imports_a_real_profiler_trace_records_its_gpu_busy_time() {
-    // Recorded on an A100 (`shared/traces/real/README.md`).
-    let trace = shared_dir().join("traces/real/hta_multistream_rank0.json.gz");
+    // Recorded on an A100 (`testdata/traces/real/README.md`).
+    let trace = testdata_dir().join("traces/real/hta_multistream_rank0.json.gz");
     let repo = CampaignRepo::new();
     // What `tally trace account` says of the same import, by hand.
     let artifact = repo.signals().join("by-hand.jsonl");

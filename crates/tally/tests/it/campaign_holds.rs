@@ -1,4 +1,4 @@
-//! Holding and stopping a campaign (`campaign.md` §6, §8.1, §11; issues 3 and 4): `hold_at` on
+//! Holding and stopping a campaign (`docs/campaign.md#stop-rules`, `docs/campaign.md#gpu-hours`, `docs/campaign.md#commands`; issues 3 and 4): `hold_at` on
 //! a host fact holds `tally run` (exit 3, the reason on stderr) and lets it go on once the limit
 //! is raised in `tally.toml`; a GPU budget holds *before* the evaluation that would cross it, and
 //! the money in `tally status --json` is exactly the recorded seconds converted; a `tally run`

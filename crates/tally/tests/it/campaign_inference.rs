@@ -1,4 +1,4 @@
-//! The inference plugins on real campaigns (`campaign.md` §8.2, §8.3; issue 4): a +10%
+//! The inference plugins on real campaigns (`docs/campaign.md#min-speedup`, `docs/campaign.md#latency`; issue 4): a +10%
 //! throughput change is kept, a +3% change that `bootstrap` alone keeps is `interesting` under
 //! `min_speedup` with the exact reason shape, and the latency table of `tally status --json` has
 //! the right rows, in the right order, rounded to two decimals; `tally demo`, which uses them,

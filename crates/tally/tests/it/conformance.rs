@@ -1,17 +1,17 @@
-//! Every case in `shared/conformance/evidence/` through the real binary: the JSON output must
+//! Every case in `testdata/conformance/evidence/` through the real binary: the JSON output must
 //! equal the reference's expected output as a JSON value; a refused input must exit 1 with nothing
 //! on stdout and exactly one line `error: <FILE>: <message>` on stderr.
 
 use serde_json::Value;
 
-use crate::support::{shared_dir, stderr, stdout, tally};
+use crate::support::{testdata_dir, stderr, stdout, tally};
 
 /// Cases whose error is a JSON syntax error: only the `line N: ` prefix must match.
 const SYNTAX_CASES: &[&str] = &["10-line-numbers"];
 
 #[test]
 fn every_conformance_case_matches_the_reference() {
-    let dir = shared_dir().join("conformance/evidence");
+    let dir = testdata_dir().join("conformance/evidence");
     let mut cases: Vec<_> = std::fs::read_dir(&dir)
         .expect("conformance dir")
         .map(|e| e.expect("dir entry").path())

@@ -1,5 +1,5 @@
 //! `tally trace import kineto|nsys`, `export perfetto` and `link` through the real binary, on the
-//! real GPU traces of `shared/traces/real/`: per device, busy and summed GPU time and the activity
+//! real GPU traces of `testdata/traces/real/`: per device, busy and summed GPU time and the activity
 //! count equal the figures its README lists (computed there from the raw files), and the reference
 //! reads the artifacts tally writes (when it is installed).
 
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{shared_dir, stderr, stdout, tally};
+use crate::support::{testdata_dir, stderr, stdout, tally};
 
 /// (file, importer, busy ns, summed ns, count): the README's "all GPU work" table.
 const FIGURES: &[(&str, &str, u64, u64, u64)] = &[
@@ -71,7 +71,7 @@ const FIGURES: &[(&str, &str, u64, u64, u64)] = &[
 ];
 
 fn import(dir: &Path, file: &str, importer: &str, extra: &[&str]) -> PathBuf {
-    let trace = shared_dir().join("traces/real").join(file);
+    let trace = testdata_dir().join("traces/real").join(file);
     let out = dir.join(format!("{file}.jsonl"));
     let mut args = vec![
         "trace",

@@ -1,20 +1,11 @@
-//! Shared test support: running the binary, finding `shared/`.
+//! Shared test support: running the binary, finding the repository's `testdata/`.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-/// The `shared/` directory beside the repository (`TALLY_SHARED_DIR` overrides).
-pub fn shared_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("TALLY_SHARED_DIR") {
-        return PathBuf::from(dir);
-    }
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
-    assert!(
-        dir.is_dir(),
-        "shared/ not found at {}; set TALLY_SHARED_DIR",
-        dir.display()
-    );
-    dir
+/// The repository's `testdata/` directory (conformance cases and real traces; `testdata/README.md`).
+pub fn testdata_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
 }
 
 /// Runs `tally ARGS...` and returns its output.

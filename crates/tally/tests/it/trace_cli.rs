@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::support::{shared_dir, stderr, stdout, tally};
+use crate::support::{testdata_dir, stderr, stdout, tally};
 
 fn case(name: &str) -> PathBuf {
-    shared_dir().join(format!("conformance/evidence/{name}.jsonl"))
+    testdata_dir().join(format!("conformance/evidence/{name}.jsonl"))
 }
 
 fn account_json(files: &[&Path]) -> Value {

@@ -1,4 +1,4 @@
-//! The error catalogue (`evidence.md` §2.10), part 1: classification, v4 transport, contexts and
+//! The error catalogue (`docs/evidence.md#reader-messages`), part 1: classification, v4 transport, contexts and
 //! definitions, each triggered by a crafted line with the exact expected text (all checked
 //! against stormlog 0.4.3).
 
@@ -124,7 +124,7 @@ fn classification_and_transport_messages() {
         1,
         "unsupported inference event_type: infer.foo",
     );
-    // An unknown type at version 3 reports the version (§2.2 step 6).
+    // An unknown type at version 3 reports the version (`docs/evidence.md#schema-versions` step 6).
     refused(
         r#"{"schema_version":3,"event_type":"infer.foo"}"#,
         1,

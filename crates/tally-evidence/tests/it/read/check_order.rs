@@ -1,4 +1,4 @@
-//! The check order of `evidence.md` §2.8: when a record has several problems, the first failing
+//! The check order of `docs/evidence.md#error-precedence`: when a record has several problems, the first failing
 //! check in the reference's order is the one reported (texts checked against stormlog 0.4.3).
 
 use super::{

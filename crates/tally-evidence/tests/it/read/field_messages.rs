@@ -1,4 +1,4 @@
-//! The error catalogue (`evidence.md` §2.10), part 2: refs, constructors, the fields of each event
+//! The error catalogue (`docs/evidence.md#reader-messages`), part 2: refs, constructors, the fields of each event
 //! type, `metadata.intervals` and the declared-version rule, with exact texts (checked against
 //! stormlog 0.4.3).
 

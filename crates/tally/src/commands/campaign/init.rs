@@ -1,4 +1,4 @@
-//! `tally init [--template minimal|inference]`, in two steps (`campaign.md` §11): without
+//! `tally init [--template minimal|inference]`, in two steps (`docs/campaign.md#commands`): without
 //! `tally.toml`, write it, an evaluate script and `brief.md` from the template (never overwriting
 //! anything) and say what to fill in; with it, validate it, refuse uncommitted changes to it or to
 //! the evaluate script, measure the baseline (HEAD) and register the campaign.

@@ -1,4 +1,4 @@
-//! The campaign commands (`campaign.md` §11): one module per command, sharing the workspace and
+//! The campaign commands (`docs/campaign.md#commands`): one module per command, sharing the workspace and
 //! engine set-up of `context`.
 
 pub mod brief;

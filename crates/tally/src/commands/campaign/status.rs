@@ -1,6 +1,6 @@
 //! `tally status [--json]`: the status sections as terminal tables, or one JSON object with the
 //! campaign, head, facts, every candidate with its measurements, and the sections
-//! (`campaign.md` §11).
+//! (`docs/campaign.md#commands`).
 
 use std::collections::HashMap;
 use std::io::{self, Write};

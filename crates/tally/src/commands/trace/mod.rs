@@ -1,5 +1,5 @@
 //! `tally trace ...`: the evidence commands (contract: `docs/cli.md`, after
-//! `shared/spec/evidence-cli.md`).
+//! `docs/cli.md`).
 
 mod account;
 mod align;

@@ -1,6 +1,6 @@
 //! `tally trace shares FILE... --iteration P ID --device UUID --clock-domain D [--clock-kind K]
 //! --shares SHARES.json --unattributed NS [--json]`: validate a share model against the measured
-//! budget of one iteration on one device clock (`evidence.md` §6.4).
+//! budget of one iteration on one device clock (`docs/evidence.md#shares`).
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
