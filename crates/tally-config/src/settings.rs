@@ -89,8 +89,8 @@ impl Settings {
         self.metrics.iter().filter(|m| m.role != Role::Watch)
     }
 
-    /// The campaign's repeats: the largest `repeats` among the judging metrics (`campaign.md`
-    /// `docs/campaign.md#pairs`).
+    /// The campaign's repeats: the largest `repeats` among the judging metrics
+    /// (`docs/campaign.md#pairs`).
     pub fn repeats(&self) -> u32 {
         self.judging_metrics().map(|m| m.repeats).max().unwrap_or(1)
     }

@@ -50,7 +50,7 @@ pub struct DeviceClock {
 }
 
 impl fmt::Display for DeviceClock {
-    /// `device_uuid|clock_domain|clock_kind`, the spec's shorthand.
+    /// `device_uuid|clock_domain|clock_kind`, the shorthand of `docs/evidence.md#accounting`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,

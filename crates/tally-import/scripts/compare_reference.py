@@ -1,7 +1,7 @@
 """Side-by-side of the reference importer (stormlog 0.4.3) and HTA on the real-trace corpus.
 
 Run with the venv of docs/importers.md (`bench/.venv-import`):
-    bench/.venv-import/bin/python crates/tally-import/scripts/compare_reference.py SHARED_DIR
+    bench/.venv-import/bin/python crates/tally-import/scripts/compare_reference.py [TESTDATA_DIR]
 Prints one Markdown table row per file. tally's own figures are the README's (the tests pin them).
 """
 import os
@@ -10,8 +10,8 @@ import sys
 import tempfile
 import time
 
-SHARED = sys.argv[1] if len(sys.argv) > 1 else "../shared"
-REAL = os.path.join(SHARED, "traces", "real")
+TESTDATA = sys.argv[1] if len(sys.argv) > 1 else "testdata"
+REAL = os.path.join(TESTDATA, "traces", "real")
 EXACT = {  # README: busy, summed, count, per-file
     "hta_amd_mi250_rocm.json.gz": (149042, 149042, 16),
     "hta_multistream_rank0.json.gz": (438424000, 449763000, 7747),

@@ -125,7 +125,7 @@ impl fmt::Display for Verdict {
 }
 
 impl Verdict {
-    /// Every verdict, in the order of the spec (`pending` first).
+    /// Every verdict, in the order `docs/campaign.md#vocabulary` lists them (`pending` first).
     pub const ALL: [Verdict; 5] = [
         Self::Pending,
         Self::Keep,

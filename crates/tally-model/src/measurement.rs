@@ -105,7 +105,7 @@ impl Measurement {
         self.rung.is_none()
     }
 
-    /// Wall time in seconds, as the spec's JSON shows it.
+    /// Wall time in seconds, as the external-provider JSON shows it (`docs/plugins.md`).
     pub fn seconds(&self) -> Option<f64> {
         self.duration_ns.map(|ns| ns as f64 / 1e9)
     }

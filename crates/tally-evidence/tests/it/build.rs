@@ -1,6 +1,6 @@
 //! Test support: builds validated records in memory (the JSONL reader lives elsewhere), and
 //! renders results in the compact shorthand of `docs/evidence.md#conformance-cases` so expected values read like
-//! the spec.
+//! `docs/evidence.md`.
 
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use tally_evidence::{
     Provenance, RequestEvent, RunAccounting, StageEvent, UnresolvedReference,
 };
 
-/// A context under construction; defaults are the spec's engine context `E`.
+/// A context under construction; defaults are the engine context `E` of `docs/evidence.md#conformance-cases`.
 #[derive(Clone)]
 pub struct Ctx(CorrelationContext);
 

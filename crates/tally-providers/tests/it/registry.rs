@@ -1,5 +1,5 @@
 //! `builtins()`: every provider registered once, with the parameters, defaults, facts, surfaces
-//! and orders the spec gives them, and accepted by the real `tally.toml` reader.
+//! and orders `docs/campaign.md` gives them, and accepted by the real `tally.toml` reader.
 
 use tally_plugin::{Capability, ParamKind, Surface};
 

@@ -1,5 +1,6 @@
-//! The built-in sections on the fixture campaign: snapshots of every rendering, and the exact
-//! promises of `latency` (`docs/campaign.md#latency`) and `goal` checked cell by cell.
+//! The built-in sections on the fixture campaign: every figure and cell checked against values
+//! derived by hand from the fixture (the derivation is written next to each), plus snapshots of
+//! the `goal` and `latency` renderings whose cells are also checked one by one below.
 
 use serde_json::json;
 use tally_plugin::{Block, CampaignData, Rendered, SectionInput, Surface, Table};
@@ -30,9 +31,42 @@ fn table(rendered: &Rendered) -> &Table {
     }
 }
 
+/// The figures of a rendering as `label = value unit` lines.
+fn figures(rendered: &Rendered) -> Vec<String> {
+    match rendered.blocks.as_slice() {
+        [Block::Figures(figures)] => figures
+            .iter()
+            .map(|f| {
+                format!("{} = {} {}", f.label, f.value, f.unit)
+                    .trim_end()
+                    .to_owned()
+            })
+            .collect(),
+        other => panic!("expected one block of figures, got {other:?}"),
+    }
+}
+
 #[test]
 fn headline() {
-    insta::assert_json_snapshot!(render("headline"));
+    // Derived from the fixture by hand: the campaign is held (state and reason), its head is
+    // candidate 2 (revision "2abcdef…") with tokens_per_s 1100 against the baseline's 1000
+    // (+10.0%), `keeps` comes from the facts, 5 candidates besides the baseline of which #6 is
+    // pending, and the two `gpu_hours` facts with their units.
+    let rendered = render("headline").unwrap();
+    assert_eq!(rendered.title, "demo");
+    assert_eq!(
+        figures(&rendered),
+        [
+            "state = held: hold_at: gpu_usd 41.20 + 9.80 expected would reach 50",
+            "head = candidate#2 2abcdef",
+            "tokens_per_s = 1100",
+            "gain over the baseline = +10.0%",
+            "keeps = 1",
+            "candidates = 5 (1 pending)",
+            "gpu_hours = 16.48 h",
+            "gpu_usd = 41.20 USD",
+        ]
+    );
 }
 
 #[test]
@@ -62,12 +96,123 @@ fn goal_shows_progress_towards_each_limit() {
 
 #[test]
 fn evaluations() {
-    insta::assert_json_snapshot!(render("evaluations"));
+    // Summed seconds per evaluation, from the fixture: E1 3 × 60 = 180; E2 61 + 59 + 60 + 62 + 30
+    // + 61 = 333 (a failed sample); E3 60 + 60 = 120; E4 10 + 60 + 58 + 57 + (none) = 185 (a
+    // failed sample); E5 5; E6 30 + 31 = 61. In minutes 3.0, 5.55, 2.0, 3.083, 0.083, 1.017:
+    // the median of six is (2.0 + 3.0) / 2 = 2.5; the first five's median is 3.0 and the
+    // latest five's (5.55, 2.0, 3.083, 0.083, 1.017) is 2.0. Candidate 6 waits.
+    let rendered = render("evaluations").unwrap();
+    assert_eq!(rendered.title, "Evaluations");
+    assert_eq!(
+        figures(&rendered),
+        [
+            "evaluations = 6",
+            "failed = 2",
+            "median = 2.5 min",
+            "first 5 → latest 5 = 3.0 → 2.0 min",
+            "waiting = 1",
+        ]
+    );
+}
+
+#[test]
+fn evaluations_show_the_gpu_busy_time_their_evidence_accounts_for() {
+    let mut d = data();
+    let busy = |d: &mut CampaignData, id: u64, seconds: f64| {
+        let m = d.measurements.iter_mut().find(|m| m.id == id).unwrap();
+        m.gpu_busy_seconds = Some(seconds);
+    };
+    // E1: three samples of 10 s busy each (wall 3 × 60 s); E3: 12.5 s on each side (wall
+    // 60 + 60 s); E4: 5 s on the sample that has no wall time; E6: 0.25 s on one sample of
+    // 30 s. E2 and E5 handed nothing over.
+    for id in [1, 2, 3] {
+        busy(&mut d, id, 10.0);
+    }
+    busy(&mut d, 10, 12.5);
+    busy(&mut d, 11, 12.5);
+    busy(&mut d, 16, 5.0);
+    busy(&mut d, 18, 0.25);
+    // Busy per evaluation with evidence: 30, 25, 5, 0.25 s; the median of four is
+    // (5 + 25) / 2 = 15 s. Busy over the wall time of the samples that have evidence:
+    // 60.25 / (180 + 120 + 0 + 30) = 18.3 %.
+    let rendered = render_with("evaluations", json!({}), &d).unwrap();
+    assert_eq!(
+        figures(&rendered),
+        [
+            "evaluations = 6",
+            "failed = 2",
+            "median = 2.5 min",
+            "first 5 → latest 5 = 3.0 → 2.0 min",
+            "GPU busy = 15.0 s",
+            "GPU busy / wall = 18 %",
+            "waiting = 1",
+        ]
+    );
+    // A median of a minute or more is shown in minutes, under a second in milliseconds.
+    for m in &mut d.measurements {
+        m.gpu_busy_seconds = m.gpu_busy_seconds.map(|b| b * 8.0);
+    }
+    let shown = figures(&render_with("evaluations", json!({}), &d).unwrap());
+    assert!(
+        shown.contains(&"GPU busy = 2.0 min".to_owned()),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains(&"GPU busy / wall = 146 %".to_owned()),
+        "{shown:?}"
+    );
+    for m in &mut d.measurements {
+        m.gpu_busy_seconds = m.gpu_busy_seconds.map(|b| b / 800.0);
+    }
+    let shown = figures(&render_with("evaluations", json!({}), &d).unwrap());
+    assert!(
+        shown.contains(&"GPU busy = 150.0 ms".to_owned()),
+        "{shown:?}"
+    );
 }
 
 #[test]
 fn candidates() {
-    insta::assert_json_snapshot!(render("candidates"));
+    // Latest first. Each primary (tokens_per_s) is the candidate's mean from the fixture; the
+    // delta is against the parent's mean: #4 1120 − 1100 = +20 (+1.8 %), #3 1090 − 1100 = −10
+    // (−0.9 %), #2 1100 − 1000 = +100 (+10.0 %); the baseline has no parent, the crash and the
+    // pending candidate no mean. Four significant digits, as every metric cell.
+    let rendered = render("candidates").unwrap();
+    assert_eq!(rendered.title, "Candidates");
+    let t = table(&rendered);
+    assert_eq!(
+        t.columns,
+        ["candidate", "verdict", "tokens_per_s", "Δ parent", "reason"]
+    );
+    assert_eq!(
+        t.rows,
+        [
+            ["#6 6abcdef", "pending", "—", "—", ""],
+            ["#5 5abcdef", "crash", "—", "—", "crash because of reasons"],
+            [
+                "#4 4abcdef",
+                "interesting",
+                "1120",
+                "+20.00 (+1.8%)",
+                "interesting because of reasons"
+            ],
+            [
+                "#3 3abcdef",
+                "discard",
+                "1090",
+                "-10.00 (-0.9%)",
+                "discard because of reasons"
+            ],
+            [
+                "#2 2abcdef",
+                "keep",
+                "1100",
+                "+100.0 (+10.0%)",
+                "keep because of reasons"
+            ],
+            ["#1 1abcdef", "keep", "1000", "—", "baseline"],
+        ]
+    );
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! `bootstrap` and `min_speedup` as providers: they answer exactly what `tally-stats`'s rules
-//! answer, `min_speedup` turns a small keep into `interesting` with the spec's reason, and bad
+//! answer, `min_speedup` turns a small keep into `interesting` with the reason of `docs/campaign.md#min-speedup`, and bad
 //! parameters are problems at their keys.
 
 use serde_json::json;

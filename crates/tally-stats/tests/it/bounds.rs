@@ -3,9 +3,7 @@
 
 use std::num::NonZeroU32;
 
-use tally_stats::{
-    Bootstrap, CHUNK_RESAMPLES, Confidence, Execution, Samples, StatsError, student_t_lower_bound,
-};
+use tally_stats::{Bootstrap, Confidence, Execution, Samples, StatsError, student_t_lower_bound};
 
 fn bootstrap(confidence: f64, resamples: u32, seed: u64) -> Bootstrap {
     Bootstrap {
@@ -121,7 +119,6 @@ fn serial_and_parallel_are_bit_identical() {
             );
         }
     }
-    assert_eq!(CHUNK_RESAMPLES, 256);
 }
 
 #[test]
@@ -145,25 +142,179 @@ fn the_bound_is_the_same_on_one_thread_or_sixteen() {
 
 #[test]
 fn the_seed_pins_the_stream() {
-    // Golden values: a change here changes every stored verdict's bound.
+    // Golden values: a change here changes every stored verdict's bound. They were computed by a
+    // third implementation, written from the published algorithms in Python (SplitMix64 seeding,
+    // xoshiro256++ with its jump polynomial, Lemire's multiply-and-reject, sequential sums, the
+    // exact tail index), not by this crate; `independent_bootstrap` below is a second one in Rust.
+    let d = samples(&[0.37, -1.21, 2.05, 0.88, -0.14, 1.67, 0.52, -0.73, 3.1, 0.05]);
+    let goldens: [(f64, u32, u64, u64); 4] = [
+        (0.95, 10_000, 0, 0x3fd5_1eb8_51eb_8510), // 0.3299999999999992
+        (0.95, 10_000, 1, 0x3fd0_a3d7_0a3d_70a6), // 0.2600000000000001
+        (0.99, 1_000, 7, 0xbffd_70a3_d70a_3d72),  // -1.8400000000000003
+        (0.9, 300, 42, 0x4003_eb85_1eb8_51ea),    // 2.4899999999999993
+    ];
+    for (confidence, resamples, seed, golden) in goldens {
+        let bound = bootstrap(confidence, resamples, seed).lower_bound(&d);
+        assert_eq!(
+            bound.to_bits(),
+            golden,
+            "{confidence} × {resamples}, seed {seed}: {bound:?} = {:#x}",
+            bound.to_bits()
+        );
+    }
+    // The first resample sums of seed 5, in order.
+    let sums = bootstrap(0.95, 3, 5).resample_sums(&d, Execution::Serial);
+    assert_eq!(
+        sums,
+        [10.68, 6.609_999_999_999_998_5, 1.929_999_999_999_999_5]
+    );
+    // Units that mostly cancel: the first four sums of seed 0, and a bound of exactly 0.
     let d = samples(&[1.0, 0.0, 0.0, -1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
-    assert_eq!(bootstrap(0.95, 10_000, 0).lower_bound(&d), GOLDEN_SEED_0);
-    assert_eq!(bootstrap(0.95, 10_000, 1).lower_bound(&d), GOLDEN_SEED_1);
     let sums = bootstrap(0.95, 4, 0).resample_sums(&d, Execution::Serial);
     assert_eq!(sums, [1.0, 3.0, 3.0, -1.0]);
+    assert_eq!(bootstrap(0.95, 10_000, 0).lower_bound(&d), 0.0);
     let d = samples(&[0.1, 0.7, -0.3, 2.9, 1.3]);
     let bound = bootstrap(0.9, 999, 12_345).lower_bound(&d);
-    assert_eq!(
-        bound.to_bits(),
-        GOLDEN_BITS,
-        "{bound:?} = {:#x}",
-        bound.to_bits()
-    );
+    assert_eq!(bound.to_bits(), 0x3ffe_6666_6666_6666, "{bound:?}"); // 1.9
 }
 
-const GOLDEN_SEED_0: f64 = 0.0;
-const GOLDEN_SEED_1: f64 = 0.0;
-const GOLDEN_BITS: u64 = 0x3ffe_6666_6666_6666;
+/// A second implementation of the bootstrap, from the published algorithms and not from
+/// `tally-stats` or `rand_xoshiro`: the bound must agree bit for bit on any input.
+mod independent {
+    const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+    const JUMP: [u64; 4] = [
+        0x180e_c6d3_3cfd_0aba,
+        0xd5a6_1266_f0c9_392c,
+        0xa958_2618_e03f_c9aa,
+        0x39ab_dc45_29b1_661c,
+    ];
+
+    /// xoshiro256++ (Blackman and Vigna), seeded by four outputs of SplitMix64.
+    #[derive(Clone)]
+    pub struct Xoshiro([u64; 4]);
+
+    impl Xoshiro {
+        pub fn seeded(seed: u64) -> Self {
+            let mut state = seed;
+            let mut next = || {
+                state = state.wrapping_add(GOLDEN_GAMMA);
+                let mut z = state;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                z ^ (z >> 31)
+            };
+            Self([next(), next(), next(), next()])
+        }
+
+        pub fn next(&mut self) -> u64 {
+            let s = &mut self.0;
+            let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
+            let t = s[1] << 17;
+            s[2] ^= s[0];
+            s[3] ^= s[1];
+            s[1] ^= s[2];
+            s[0] ^= s[3];
+            s[2] ^= t;
+            s[3] = s[3].rotate_left(45);
+            result
+        }
+
+        /// 2^128 steps ahead.
+        pub fn jump(&mut self) {
+            let mut acc = [0u64; 4];
+            for word in JUMP {
+                for bit in 0..64 {
+                    if word & (1 << bit) != 0 {
+                        for (a, s) in acc.iter_mut().zip(self.0) {
+                            *a ^= s;
+                        }
+                    }
+                    self.next();
+                }
+            }
+            self.0 = acc;
+        }
+    }
+
+    /// A uniform index below `n` (Lemire, "Fast random integer generation in an interval").
+    fn index(rng: &mut Xoshiro, n: u64) -> usize {
+        loop {
+            let product = u128::from(rng.next()) * u128::from(n);
+            let low = product as u64;
+            if low >= n || low >= n.wrapping_neg() % n {
+                return (product >> 64) as usize;
+            }
+        }
+    }
+
+    /// Every resample sum: blocks of 256 resamples, block `b` drawing from the seeded
+    /// generator jumped `b` times.
+    pub fn sums(values: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
+        let mut generator = Xoshiro::seeded(seed);
+        let mut out = Vec::with_capacity(resamples);
+        while out.len() < resamples {
+            let mut rng = generator.clone();
+            for _ in 0..256.min(resamples - out.len()) {
+                let mut sum = 0.0;
+                for _ in 0..values.len() {
+                    sum += values[index(&mut rng, values.len() as u64)];
+                }
+                out.push(sum);
+            }
+            generator.jump();
+        }
+        out
+    }
+
+    /// The sum at index ⌊(1 − confidence) · resamples⌋ in ascending order, the tail index
+    /// computed in integers from the confidence's decimal digits (`per_mille` of 1000).
+    pub fn bound(values: &[f64], per_mille: u64, resamples: usize, seed: u64) -> f64 {
+        let mut sums = sums(values, resamples, seed);
+        sums.sort_by(f64::total_cmp);
+        sums[((1000 - per_mille) * resamples as u64 / 1000) as usize]
+    }
+}
+
+#[test]
+fn an_independent_implementation_gives_the_same_bits() {
+    let inputs: Vec<Vec<f64>> = vec![
+        vec![0.37, -1.21, 2.05, 0.88, -0.14, 1.67, 0.52, -0.73, 3.1, 0.05],
+        vec![1.0, 0.0, 0.0, -1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0],
+        vec![0.6, 0.6, 0.8],
+        vec![-2.5],
+        (0..97)
+            .map(|i| ((i * 53) % 89) as f64 / 13.0 - 3.0)
+            .collect(),
+        // 3 values: Lemire's rejection is taken for some draws of a small n.
+        vec![1e-3, 7.0, -4.25],
+    ];
+    for values in &inputs {
+        for (per_mille, resamples, seed) in [
+            (950, 10_000, 0),
+            (950, 999, 1),
+            (990, 1_000, 7),
+            (900, 257, 42),
+            (975, 40, u64::MAX),
+        ] {
+            let b = bootstrap(per_mille as f64 / 1000.0, resamples as u32, seed);
+            let ours = b.lower_bound(&samples(values));
+            let theirs = independent::bound(values, per_mille, resamples, seed);
+            assert_eq!(
+                ours.to_bits(),
+                theirs.to_bits(),
+                "n = {}, {per_mille}‰ × {resamples}, seed {seed}: {ours} vs {theirs}",
+                values.len()
+            );
+            let sums = b.resample_sums(&samples(values), Execution::Serial);
+            let theirs = independent::sums(values, resamples, seed);
+            assert!(
+                sums.iter()
+                    .zip(&theirs)
+                    .all(|(a, b)| a.to_bits() == b.to_bits())
+            );
+        }
+    }
+}
 
 #[test]
 fn sanity_pairs_of_a_faster_latency() {

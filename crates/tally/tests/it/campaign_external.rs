@@ -1,4 +1,4 @@
-//! Out-of-tree providers in a real campaign (`docs/campaign.md#external-providers`; issue 4): a verdict rule and a
+//! Out-of-tree providers in a real campaign (`docs/campaign.md#external-providers`): a verdict rule and a
 //! fact source written in Python, speaking the exec protocol to the real binary. `tally plugins`
 //! lists them as they describe themselves; a fact source that fails holds the campaign with its
 //! error, a verdict rule that answers nonsense leaves the candidate pending with its error, each

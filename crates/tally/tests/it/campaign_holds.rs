@@ -182,7 +182,7 @@ fn a_gpu_budget_holds_before_the_evaluation_that_would_cross_it() {
             "{per_evaluation:?}"
         );
     }
-    // And it held before the next one, which would have reached it, with the spec's reason.
+    // And it held before the next one, which would have reached it, with the reason `docs/campaign.md#stop-rules` gives.
     let expected = expected_after(&per_evaluation);
     assert!(
         seconds < 3.5 && seconds + expected >= 3.5,

@@ -1,4 +1,4 @@
-//! The inference plugins on real campaigns (`docs/campaign.md#min-speedup`, `docs/campaign.md#latency`; issue 4): a +10%
+//! The inference plugins on real campaigns (`docs/campaign.md#min-speedup`, `docs/campaign.md#latency`): a +10%
 //! throughput change is kept, a +3% change that `bootstrap` alone keeps is `interesting` under
 //! `min_speedup` with the exact reason shape, and the latency table of `tally status --json` has
 //! the right rows, in the right order, rounded to two decimals; `tally demo`, which uses them,
@@ -195,7 +195,7 @@ fn the_latency_table_is_left_out_when_nothing_was_measured() {
     );
 }
 
-/// `tally demo` (issue 3): a whole campaign on a real CPU workload, with these plugins. Timings
+/// `tally demo`: a whole campaign on a real CPU workload, with these plugins. Timings
 /// on a shared machine vary, so only what cannot flake is asserted: the large speed-up
 /// (candidate#1) is kept, the crash (candidate#4) is a crash, the regression (candidate#3) is
 /// not kept.

@@ -1,4 +1,4 @@
-//! What `tally run` guarantees when things go wrong (`docs/campaign.md#one-sample`, `docs/campaign.md#crash-safety`; issue 3): a
+//! What `tally run` guarantees when things go wrong (`docs/campaign.md#one-sample`, `docs/campaign.md#crash-safety`): a
 //! timeout leaves no process behind, `kill -9` of `tally run` loses nothing and duplicates
 //! nothing, Ctrl-C exits 130 with the candidate still pending, and a second `tally run` is
 //! refused while one works.

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::support::{testdata_dir, stderr, stdout, tally};
+use crate::support::{stderr, stdout, tally, testdata_dir};
 
 /// Cases whose error is a JSON syntax error: only the `line N: ` prefix must match.
 const SYNTAX_CASES: &[&str] = &["10-line-numbers"];

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{testdata_dir, stderr, stdout, tally};
+use crate::support::{stderr, stdout, tally, testdata_dir};
 
 /// (file, importer, busy ns, summed ns, count): the README's "all GPU work" table.
 const FIGURES: &[(&str, &str, u64, u64, u64)] = &[

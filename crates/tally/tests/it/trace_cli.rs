@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::support::{testdata_dir, stderr, stdout, tally};
+use crate::support::{stderr, stdout, tally, testdata_dir};
 
 fn case(name: &str) -> PathBuf {
     testdata_dir().join(format!("conformance/evidence/{name}.jsonl"))
