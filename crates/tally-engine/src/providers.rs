@@ -1,15 +1,14 @@
 //! The providers a campaign runs with, built from `Settings` and the [`Registry`]: the verdict
 //! rule (and whether it confirms keeps), the stop rule, the active fact sources, and the section
-//! lists of each surface. Building checks what the config reader cannot: provider-specific
-//! parameter ranges, and that every fact the stop rule reads is supplied by someone.
+//! lists of each surface. The config reader has already checked every parameter and, when no
+//! `exec` provider is involved, that every fact the stop rule reads is supplied; building repeats
+//! that last check with what external fact sources `describe`d.
 
 use tally_config::{ProviderChoice, SectionChoice, Settings};
 use tally_plugin::{
     ConfigProblem, FactInfo, FactSource, ProviderInfo, Registry, Section, StopRule, Surface,
-    VerdictRule,
+    VerdictRule, unsupplied_facts,
 };
-
-use crate::facts::HOST_FACTS;
 
 /// An active fact source.
 pub struct ActiveSource {
@@ -76,33 +75,14 @@ impl Providers {
             }
         }
         if let Some(stop) = &stop {
-            for fact in stop.wanted_facts() {
-                let supplied = HOST_FACTS.iter().any(|(name, _, _)| *name == fact)
-                    || fact_sources
-                        .iter()
-                        .any(|s| s.info.facts.iter().any(|f| f.name == fact));
-                if supplied {
-                    continue;
-                }
-                let hint = match registry.supplier_of(&fact) {
-                    Some(info) => format!(
-                        "add a [[plugins.fact_source]] table with provider = \"{}\"",
-                        info.name
-                    ),
-                    None => format!(
-                        "no installed fact source supplies it; the host supplies {}",
-                        HOST_FACTS
-                            .iter()
-                            .map(|(n, _, _)| *n)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                };
-                problems.push(ConfigProblem::missing(
-                    format!("{}.hold_at.{fact}", settings.stop_rule.key),
-                    format!("no active fact source supplies `{fact}`; {hint}"),
-                ));
-            }
+            let supplied: Vec<&FactInfo> =
+                fact_sources.iter().flat_map(|s| &s.info.facts).collect();
+            problems.extend(unsupplied_facts(
+                &settings.stop_rule.key,
+                &stop.wanted_facts(),
+                &supplied,
+                &registry,
+            ));
         }
         let (Some(verdict), Some(stop)) = (verdict, stop) else {
             return Err(problems);

@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::ProviderError;
-use crate::registry::ProviderInfo;
+use crate::problem::ConfigProblem;
+use crate::registry::{ProviderInfo, Registry};
 use crate::view::{CampaignData, Facts};
 
 /// A fact a source declares.
@@ -78,4 +79,42 @@ pub fn host_facts() -> Vec<FactInfo> {
             doc: (*doc).into(),
         })
         .collect()
+}
+
+/// The problems of a stop rule at `stop_key` that reads facts (`wanted`) no one supplies: not the
+/// host ([`HOST_FACTS`]) and none of the active sources' facts (`supplied`). Each says which
+/// installed source would supply it, or that none does.
+pub fn unsupplied_facts(
+    stop_key: &str,
+    wanted: &[String],
+    supplied: &[&FactInfo],
+    registry: &Registry,
+) -> Vec<ConfigProblem> {
+    let mut problems = Vec::new();
+    for fact in wanted {
+        if HOST_FACTS.iter().any(|(name, _, _)| name == fact)
+            || supplied.iter().any(|f| &f.name == fact)
+        {
+            continue;
+        }
+        let hint = match registry.supplier_of(fact) {
+            Some(info) => format!(
+                "add a [[plugins.fact_source]] table with provider = \"{}\"",
+                info.name
+            ),
+            None => format!(
+                "no installed fact source supplies it; the host supplies {}",
+                HOST_FACTS
+                    .iter()
+                    .map(|(n, _, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        problems.push(ConfigProblem::missing(
+            format!("{stop_key}.hold_at.{fact}"),
+            format!("no active fact source supplies `{fact}`; {hint}"),
+        ));
+    }
+    problems
 }

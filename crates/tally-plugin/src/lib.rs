@@ -19,10 +19,10 @@ pub mod verdict;
 pub mod view;
 
 pub use error::ProviderError;
-pub use fact::{FactInfo, FactSource, HOST_FACTS, host_facts};
+pub use fact::{FactInfo, FactSource, HOST_FACTS, host_facts, unsupplied_facts};
 pub use params::{ParamKind, ParamSpec, Params, check_params};
 pub use problem::ConfigProblem;
-pub use registry::{Build, Capability, Entry, ProviderInfo, Registry};
+pub use registry::{Build, Capability, Check, Entry, ProviderInfo, Registry};
 pub use section::{Block, Figure, Rendered, Section, SectionInput, Surface, Table};
 pub use stop::{FactReading, StopDecision, StopInput, StopRule};
 pub use verdict::{Criterion, Guardrail, Judgement, Side, VerdictCase, VerdictRule};

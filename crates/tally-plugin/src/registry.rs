@@ -97,12 +97,36 @@ impl ProviderInfo {
 /// A build function: checked params in, a provider out (or problems at their dotted keys).
 pub type Build<T> = fn(&Params) -> Result<Box<T>, Vec<ConfigProblem>>;
 
+/// A value check: checked params in, the problems `build` would report, without building (no
+/// process started, no I/O).
+pub type Check = fn(&Params) -> Vec<ConfigProblem>;
+
 /// One registered provider.
 pub struct Entry<T: ?Sized> {
     /// What it says about itself.
     pub info: ProviderInfo,
     /// How to build it.
     pub build: Build<T>,
+    /// How `tally.toml`'s reader checks its parameters' values next to every other problem.
+    /// `None` when `build` does nothing but check and construct (every built-in provider): the
+    /// reader then builds it and keeps only the problems. A provider whose build has effects
+    /// (`exec` asks its command to `describe` itself) gives a check without them.
+    pub check: Option<Check>,
+}
+
+impl<T: ?Sized> Entry<T> {
+    /// The problems of `params`' values, as building would report them, without effects.
+    pub fn value_problems(&self, params: &Params) -> Vec<ConfigProblem> {
+        match self.check {
+            Some(check) => check(params),
+            None => (self.build)(params).err().unwrap_or_default(),
+        }
+    }
+
+    /// Whether the reader may build it: its build has no effect beyond checking.
+    pub fn builds_without_effects(&self) -> bool {
+        self.check.is_none()
+    }
 }
 
 /// Every provider that can be chosen, per capability.
@@ -154,6 +178,22 @@ impl Registry {
             .into_iter()
             .map(|i| i.name.as_str())
             .collect()
+    }
+    /// The problems of the values of provider `name`'s `params` (see [`Entry::value_problems`]);
+    /// none for an unknown provider (the reader reports that itself).
+    pub fn value_problems(
+        &self,
+        capability: Capability,
+        name: &str,
+        params: &Params,
+    ) -> Vec<ConfigProblem> {
+        match capability {
+            Capability::VerdictRule => self.verdict_rule(name).map(|e| e.value_problems(params)),
+            Capability::StopRule => self.stop_rule(name).map(|e| e.value_problems(params)),
+            Capability::FactSource => self.fact_source(name).map(|e| e.value_problems(params)),
+            Capability::Section => self.section(name).map(|e| e.value_problems(params)),
+        }
+        .unwrap_or_default()
     }
     /// The fact source that would supply `fact`, if any is registered.
     pub fn supplier_of(&self, fact: &str) -> Option<&ProviderInfo> {

@@ -48,6 +48,7 @@ pub(crate) fn facts() -> Vec<FactInfo> {
 /// The registry entry of `gpu_hours`.
 pub(crate) fn entry() -> Entry<dyn FactSource> {
     Entry {
+        check: None,
         info: ProviderInfo::builtin(
             "gpu_hours",
             "turns the seconds of every measurement into GPU-hours and dollars",

@@ -72,6 +72,7 @@ fn specs() -> Vec<ParamSpec> {
 /// The registry entry of `limits`.
 pub(crate) fn entry() -> Entry<dyn StopRule> {
     Entry {
+        check: None,
         info: ProviderInfo::builtin(
             "limits",
             "stops at a target, a number of runs, hours or a plateau; holds when a fact reaches a limit",

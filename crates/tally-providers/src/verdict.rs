@@ -48,6 +48,7 @@ fn bootstrap_params() -> Vec<ParamSpec> {
 /// The registry entry of `bootstrap`.
 pub(crate) fn bootstrap_entry() -> Entry<dyn VerdictRule> {
     Entry {
+        check: None,
         info: ProviderInfo::builtin(
             "bootstrap",
             "keeps a candidate when a paired bootstrap and Student-t bound show its primary beats the bar",
@@ -69,6 +70,7 @@ pub(crate) fn min_speedup_entry() -> Entry<dyn VerdictRule> {
         "the smallest relative gain a keep must show, as a fraction (0.05 = 5%)",
     ));
     Entry {
+        check: None,
         info: ProviderInfo::builtin(
             "min_speedup",
             "bootstrap, but a keep whose relative gain is below min_speedup becomes interesting",

@@ -32,6 +32,7 @@ impl Section for Fake {
 fn registry() -> Registry {
     let mut r = Registry::default();
     r.verdict_rules.push(Entry {
+        check: None,
         info: ProviderInfo::builtin(
             "bootstrap",
             "paired bootstrap",
@@ -45,6 +46,7 @@ fn registry() -> Registry {
         build: |_: &Params| Ok(Box::new(Fake) as Box<dyn VerdictRule>),
     });
     r.stop_rules.push(Entry {
+        check: None,
         info: ProviderInfo::builtin(
             "limits",
             "limits",
@@ -54,6 +56,7 @@ fn registry() -> Registry {
     });
     for (name, order) in [("headline", 100), ("latency", 175)] {
         r.sections.push(Entry {
+            check: None,
             info: ProviderInfo::builtin(
                 name,
                 "a section",

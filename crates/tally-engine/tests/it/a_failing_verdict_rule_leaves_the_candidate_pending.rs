@@ -22,6 +22,7 @@ impl VerdictRule for Broken {
 fn with_broken_rule() -> Registry {
     let mut registry = tally_providers::builtins();
     registry.verdict_rules.push(Entry {
+        check: None,
         info: ProviderInfo::builtin("broken", "always fails", vec![]),
         build: |_| Ok(Box::new(Broken)),
     });

@@ -3,8 +3,8 @@
 //! the evaluation that would cross a budget; a fact source that fails holds it (never read as
 //! zero); a fact that no active source supplies is a config error naming the source that would.
 
-use tally_config::parse_settings;
-use tally_engine::{Providers, RunEnd};
+use tally_config::{ConfigError, parse_settings};
+use tally_engine::RunEnd;
 use tally_model::{CampaignState, Verdict};
 use tally_plugin::{
     CampaignData, Entry, FactInfo, FactSource, Facts, ProviderError, ProviderInfo, Registry,
@@ -128,6 +128,7 @@ impl FactSource for OfflineMeter {
 fn with_meter() -> Registry {
     let mut registry = tally_providers::builtins();
     registry.fact_sources.push(Entry {
+        check: None,
         info: ProviderInfo::builtin("meter", "reads the cloud bill", vec![]).with_facts(vec![
             FactInfo {
                 name: "budget_usd".into(),
@@ -163,10 +164,13 @@ fn a_failing_fact_source_holds_and_is_never_read_as_zero() {
 
 #[test]
 fn a_hold_at_fact_that_no_active_source_supplies_is_a_config_error() {
+    // The config reader finds it (every chosen provider builds without effects), with every
+    // other problem of `tally.toml`; `Providers::build` checks again with what external sources
+    // describe.
     let text = config(3, &stop_rule("hold_at = { gpu_usd = 50 }"));
-    let settings = parse_settings(&text, &tally_providers::builtins()).unwrap();
-    let Err(problems) = Providers::build(&settings, tally_providers::builtins()) else {
-        panic!("built without a gpu_usd supplier");
+    let Err(ConfigError::Problems(problems)) = parse_settings(&text, &tally_providers::builtins())
+    else {
+        panic!("read without a gpu_usd supplier");
     };
     let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
     assert_eq!(

@@ -62,6 +62,7 @@ pub(crate) fn verdict_rule_entry() -> Entry<dyn VerdictRule> {
     Entry {
         info: info(Capability::VerdictRule),
         build: |params| Ok(Box::new(Exec::build(params, Capability::VerdictRule)?)),
+        check: Some(|params| Checked::of(params).err().unwrap_or_default()),
     }
 }
 
@@ -70,6 +71,7 @@ pub(crate) fn stop_rule_entry() -> Entry<dyn StopRule> {
     Entry {
         info: info(Capability::StopRule),
         build: |params| Ok(Box::new(Exec::build(params, Capability::StopRule)?)),
+        check: Some(|params| Checked::of(params).err().unwrap_or_default()),
     }
 }
 
@@ -78,6 +80,7 @@ pub(crate) fn fact_source_entry() -> Entry<dyn FactSource> {
     Entry {
         info: info(Capability::FactSource),
         build: |params| Ok(Box::new(Exec::build(params, Capability::FactSource)?)),
+        check: Some(|params| Checked::of(params).err().unwrap_or_default()),
     }
 }
 
@@ -86,6 +89,7 @@ pub(crate) fn section_entry() -> Entry<dyn Section> {
     Entry {
         info: info(Capability::Section),
         build: |params| Ok(Box::new(Exec::build(params, Capability::Section)?)),
+        check: Some(|params| Checked::of(params).err().unwrap_or_default()),
     }
 }
 
@@ -104,9 +108,15 @@ pub(crate) struct Exec {
     projects: Vec<String>,
 }
 
-impl Exec {
-    /// Checks the parameters and asks the command to `describe` itself.
-    fn build(params: &Params, capability: Capability) -> Result<Self, Vec<ConfigProblem>> {
+/// The parameters of `exec`, checked (no process started).
+struct Checked {
+    command: Vec<String>,
+    timeout_s: f64,
+    given: Map<String, Value>,
+}
+
+impl Checked {
+    fn of(params: &Params) -> Result<Self, Vec<ConfigProblem>> {
         let mut checks = Checks::new(params);
         let command = params.strings("command").unwrap_or_default();
         if command.first().is_none_or(|program| program.is_empty()) {
@@ -124,6 +134,22 @@ impl Exec {
             .unwrap_or(10.0);
         let given = params.table("params").cloned().unwrap_or_default();
         checks.finish()?;
+        Ok(Self {
+            command,
+            timeout_s,
+            given,
+        })
+    }
+}
+
+impl Exec {
+    /// Checks the parameters and asks the command to `describe` itself.
+    fn build(params: &Params, capability: Capability) -> Result<Self, Vec<ConfigProblem>> {
+        let Checked {
+            command,
+            timeout_s,
+            given,
+        } = Checked::of(params)?;
         let mut exec = Self {
             label: format!("exec {}", command.join(" ")),
             command,

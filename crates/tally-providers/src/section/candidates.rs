@@ -15,6 +15,7 @@ use crate::checks::Checks;
 /// The registry entry of `candidates`.
 pub(crate) fn entry() -> Entry<dyn Section> {
     Entry {
+        check: None,
         info: ProviderInfo::builtin(
             "candidates",
             "the latest candidates with verdict, primary, change against the parent and reason",

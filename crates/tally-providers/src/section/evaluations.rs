@@ -21,6 +21,7 @@ use crate::gpu_hours::median;
 /// The registry entry of `evaluations`.
 pub(crate) fn entry() -> Entry<dyn Section> {
     Entry {
+        check: None,
         info: ProviderInfo::builtin(
             "evaluations",
             "evaluations run and failed, their median minutes, first five against latest five, GPU busy time from their evidence, candidates waiting",

@@ -15,6 +15,7 @@ use crate::limits::{Limits, show_limit};
 /// The registry entry of `goal`.
 pub(crate) fn entry() -> Entry<dyn Section> {
     Entry {
+        check: None,
         info: ProviderInfo::builtin(
             "goal",
             "the metrics and the progress towards each stop limit",

@@ -14,6 +14,7 @@ use super::cells;
 /// The registry entry of `headline`.
 pub(crate) fn entry() -> Entry<dyn Section> {
     Entry {
+        check: None,
         info: ProviderInfo::builtin(
             "headline",
             "the state, the head and its gain over the baseline, keeps, candidates and facts",

@@ -21,6 +21,7 @@ use crate::checks::Checks;
 /// The registry entry of `latency`.
 pub(crate) fn entry() -> Entry<dyn Section> {
     Entry {
+        check: None,
         info: ProviderInfo::builtin(
             "latency",
             "a table of latency metrics for the latest candidates",

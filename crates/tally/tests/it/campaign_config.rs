@@ -76,6 +76,37 @@ fn a_malformed_config_reports_every_problem_at_once() {
 }
 
 #[test]
+fn provider_value_checks_come_with_the_missing_parameters() {
+    // `gpus = 0` is a value the provider refuses; the missing price is a declared parameter the
+    // reader finds: both at once, with the other keys' problems.
+    let repo = CampaignRepo::new();
+    repo.write(
+        "tally.toml",
+        &format!(
+            "{}\n[[plugins.fact_source]]\nprovider = \"gpu_hours\"\ngpus = 0\n",
+            ONE_METRIC.replace("evaluate = [\"./evaluate.sh\"]", "evaluate = []")
+        ),
+    );
+    repo.commit_bench("baseline", "tok_s=1000\n");
+    let out = repo.tally(&["status"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains(": 3 problems:"), "{err}");
+    assert!(
+        err.contains("\n  evaluate = []: expected a non-empty list"),
+        "{err}"
+    );
+    assert!(
+        err.contains("\n  plugins.fact_source[0].usd_per_gpu_hour: missing required parameter"),
+        "{err}"
+    );
+    assert!(
+        err.contains("\n  plugins.fact_source[0].gpus = 0: expected a whole number of GPUs ≥ 1"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_toml_syntax_error_names_its_line_and_column() {
     let repo = CampaignRepo::new();
     repo.write(
