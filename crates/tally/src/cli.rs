@@ -10,12 +10,33 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(name = "tally", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
-    /// Options of the campaign commands (accepted before or after the subcommand).
-    #[command(flatten)]
-    pub options: CampaignOptions,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// A campaign command's own arguments and the campaign options (after the subcommand's name;
+/// the evidence commands, which use no store and no repository, do not have them).
+#[derive(Debug, Args)]
+pub struct WithCampaign<T: Args> {
+    /// Where the campaign is.
+    #[command(flatten)]
+    pub options: CampaignOptions,
+    /// The command's own arguments.
+    #[command(flatten)]
+    pub args: T,
+}
+
+/// A group of campaign subcommands and the campaign options (accepted anywhere after the
+/// group's name).
+#[derive(Debug, Args)]
+pub struct CampaignGroup<T: Subcommand> {
+    /// Where the campaign is.
+    #[command(flatten)]
+    pub options: CampaignOptions,
+    /// Which one.
+    #[command(subcommand)]
+    pub command: T,
 }
 
 /// Options of the campaign commands.
@@ -35,24 +56,21 @@ pub struct CampaignOptions {
 pub enum Command {
     /// Set up a campaign: write tally.toml from a template, or register it and measure the
     /// baseline.
-    Init(InitArgs),
+    Init(WithCampaign<InitArgs>),
     /// Propose, inspect and judge candidates.
-    #[command(subcommand)]
-    Candidate(CandidateCommand),
+    Candidate(CampaignGroup<CandidateCommand>),
     /// Evaluate and judge the queued candidates.
-    Run(RunArgs),
+    Run(WithCampaign<RunArgs>),
     /// Show the campaign: head, goal, evaluations, candidates, facts.
-    Status(StatusArgs),
+    Status(WithCampaign<StatusArgs>),
     /// Record measurements taken outside `tally run`.
-    #[command(subcommand)]
-    Measurement(MeasurementCommand),
+    Measurement(CampaignGroup<MeasurementCommand>),
     /// Campaign state.
-    #[command(subcommand)]
-    Campaign(CampaignCommand),
+    Campaign(CampaignGroup<CampaignCommand>),
     /// List every capability, its providers and their parameters.
-    Plugins(PluginsArgs),
+    Plugins(WithCampaign<PluginsArgs>),
     /// Print the implementer brief (Markdown).
-    Brief(BriefArgs),
+    Brief(WithCampaign<BriefArgs>),
     /// Run a complete demo campaign on a toy inference workload in a throwaway repository.
     Demo(DemoArgs),
     /// Inference evidence: account GPU time, align clocks, validate request shares, convert.

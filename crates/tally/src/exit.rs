@@ -65,6 +65,45 @@ pub fn from_error(err: &anyhow::Error) -> ExitCode {
     if broken_pipe {
         return ExitCode::SUCCESS;
     }
-    printer::error(&format!("{err:#}"));
+    printer::error(&one_line(err));
     ExitCode::from(1)
+}
+
+/// The error and its causes on one line, `: `-separated, each cause said once: a cause whose
+/// text the line already holds (an error whose message includes its source's, as `io::Error`s
+/// wrapped with a path and SQLite's or gzip's errors do) is not repeated.
+pub fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file (os error 2)");
+        let err = anyhow::Error::new(io).context("/x.jsonl: No such file (os error 2)");
+        assert_eq!(one_line(&err), "/x.jsonl: No such file (os error 2)");
+        let err = anyhow::anyhow!("readonly database")
+            .context("readonly database")
+            .context("cannot record the sample: readonly database");
+        assert_eq!(
+            one_line(&err),
+            "cannot record the sample: readonly database"
+        );
+        let err = anyhow::anyhow!("line 3: bad").context("a.jsonl");
+        assert_eq!(one_line(&err), "a.jsonl: line 3: bad");
+    }
 }

@@ -17,14 +17,14 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         let _ = tally_runner::become_child_subreaper();
     }
     match cli.command {
-        Command::Init(args) => campaign::init::run(&args, &cli.options),
-        Command::Candidate(command) => campaign::candidate::run(&command, &cli.options),
-        Command::Run(args) => campaign::run::run(&args, &cli.options),
-        Command::Status(args) => campaign::status::run(&args, &cli.options),
-        Command::Measurement(command) => campaign::measurement::run(&command, &cli.options),
-        Command::Campaign(command) => campaign::resume::run(&command, &cli.options),
-        Command::Plugins(args) => campaign::plugins::run(&args, &cli.options),
-        Command::Brief(args) => campaign::brief::run(&args, &cli.options),
+        Command::Init(c) => campaign::init::run(&c.args, &c.options),
+        Command::Candidate(c) => campaign::candidate::run(&c.command, &c.options),
+        Command::Run(c) => campaign::run::run(&c.args, &c.options),
+        Command::Status(c) => campaign::status::run(&c.args, &c.options),
+        Command::Measurement(c) => campaign::measurement::run(&c.command, &c.options),
+        Command::Campaign(c) => campaign::resume::run(&c.command, &c.options),
+        Command::Plugins(c) => campaign::plugins::run(&c.args, &c.options),
+        Command::Brief(c) => campaign::brief::run(&c.args, &c.options),
         Command::Demo(args) => campaign::demo::run(&args),
         Command::Trace(command) => trace::run(command),
     }

@@ -185,6 +185,14 @@ fn imports_are_deterministic_and_perfetto_reads_back() {
     for e in &complete {
         assert!(e["dur"].as_f64().unwrap() >= 0.0);
     }
+    // What was written is said in a sentence, with the count of the file's events.
+    let note = stderr(&run);
+    assert_eq!(note.lines().count(), 1, "{note}");
+    assert!(!note.contains('{') && !note.contains("Summary"), "{note}");
+    assert!(
+        note.contains(&format!("{} trace events: ", events.len())),
+        "{note}"
+    );
 }
 
 #[test]
@@ -210,4 +218,36 @@ fn the_reference_reads_imported_artifacts() {
         });
         assert_eq!(theirs, account(&artifact), "{file}");
     }
+}
+
+#[test]
+fn a_kineto_file_with_two_trace_event_arrays_is_refused() {
+    // Concatenating the two arrays would count their GPU work twice; Python's json would keep
+    // only the last. tally refuses the file and names the key.
+    let dir = tempfile::tempdir().unwrap();
+    let event = r#"{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": 1}}"#;
+    let trace = dir.path().join("twice.json");
+    std::fs::write(
+        &trace,
+        format!("{{\"traceEvents\": [{event}],\n \"traceEvents\": [{event}]}}"),
+    )
+    .unwrap();
+    let out = dir.path().join("out.jsonl");
+    let run = tally(&[
+        "trace",
+        "import",
+        "kineto",
+        trace.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    let err = stderr(&run);
+    assert!(
+        err.starts_with(&format!("error: {}", trace.display())),
+        "{err}"
+    );
+    assert!(err.contains("line 2"), "{err}");
+    assert!(err.contains("`traceEvents` appears twice"), "{err}");
+    assert!(!out.exists(), "nothing written");
 }

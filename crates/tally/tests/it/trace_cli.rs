@@ -447,3 +447,67 @@ fn shares_are_validated_against_the_measured_budget() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("s.json: line 1:"), "{}", stderr(&out));
 }
+
+#[test]
+fn the_evidence_commands_do_not_offer_the_campaign_options() {
+    // `--database` and `-C` locate a campaign; `tally trace` reads only the files it is given, so
+    // it refuses them (a usage error) instead of ignoring them, and its help does not list them.
+    let file = case("01-overlap");
+    for flag in [["--database", "x.db"], ["-C", "/tmp"]] {
+        let out = tally(&["trace", "account", flag[0], flag[1], file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{flag:?}");
+        assert!(
+            stderr(&out).contains(&format!("unexpected argument '{}'", flag[0])),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let help = stdout(&tally(&["trace", "account", "--help"]));
+    assert!(
+        !help.contains("--database") && !help.contains("--repo"),
+        "{help}"
+    );
+    let help = stdout(&tally(&["status", "--help"]));
+    assert!(
+        help.contains("--database") && help.contains("--repo"),
+        "{help}"
+    );
+}
+
+#[test]
+fn a_missing_file_is_said_once() {
+    let out = tally(&["trace", "account", "/nonexistent/input.jsonl"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: /nonexistent/input.jsonl: "),
+        "{err}"
+    );
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    // A directory, and a truncated gzip stream: one cause each, said once.
+    let dir = tempfile::tempdir().unwrap();
+    let out = tally(&["trace", "account", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out).matches("Is a directory").count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+    let gz = dir.path().join("cut.jsonl.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder
+        .write_all(&std::fs::read(case("01-overlap")).unwrap())
+        .unwrap();
+    let bytes = encoder.finish().unwrap();
+    std::fs::write(&gz, &bytes[..bytes.len() / 2]).unwrap();
+    let out = tally(&["trace", "account", gz.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let words: Vec<&str> = err.split(": ").collect();
+    for (i, w) in words.iter().enumerate() {
+        assert!(!words[i + 1..].contains(w), "{w:?} repeated in {err}");
+    }
+}

@@ -25,7 +25,27 @@ pub fn run(args: &PerfettoArgs) -> anyhow::Result<Status> {
         Ok(())
     })?;
     if let Some(summary) = summary {
-        printer::note(&format!("wrote {}: {summary:?}", args.output.display()));
+        printer::note(&format!(
+            "wrote {}: {}",
+            args.output.display(),
+            sentence(&summary)
+        ));
     }
     Ok(Status::Success)
+}
+
+/// What the export drew, as a sentence.
+fn sentence(s: &tally_import::PerfettoSummary) -> String {
+    let mut text = format!(
+        "{} trace events: {} activities ({} not attributed to an iteration, {} unmeasured), \
+         {} iterations, {} requests, {} flow arrows from launches to GPU work",
+        s.events, s.activities, s.unresolved, s.unmeasured, s.iterations, s.requests, s.flows
+    );
+    if s.undrawable > 0 {
+        text.push_str(&format!(
+            "; {} records without a start or an end were not drawn",
+            s.undrawable
+        ));
+    }
+    text
 }
