@@ -83,6 +83,27 @@ impl Git {
         &self.root
     }
 
+    /// `git init -q -b BRANCH` in `dir` (which exists): a new repository there.
+    pub fn init(dir: &Path, branch: &str) -> Result<Self, RunnerError> {
+        run(dir, &["init", "-q", "-b", branch], &[0], None)?;
+        Ok(Self::at(dir))
+    }
+
+    /// `git ARGS` in the repository, for commands this type has no method for (the demo writes
+    /// its commits with it); its standard output, trimmed.
+    pub fn command(&self, args: &[&str]) -> Result<String, RunnerError> {
+        let out = run(&self.root, args, &[0], None)?;
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    }
+
+    /// `git config KEY`, or `None` when it is unset, empty or git cannot be run.
+    pub fn config_value(&self, key: &str) -> Option<String> {
+        // Exit 1 means "not set".
+        let out = run(&self.root, &["config", key], &[0, 1], None).ok()?;
+        let value = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        (!value.is_empty()).then_some(value)
+    }
+
     /// Resolves `rev` to the full id of the commit it names
     /// (`git rev-parse --verify --end-of-options REV^{commit}`).
     pub fn resolve_commit(&self, rev: &str) -> Result<CommitId, RunnerError> {

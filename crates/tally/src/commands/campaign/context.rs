@@ -104,10 +104,7 @@ impl Workspace {
                 column,
                 message,
             }) => bail!("{name}: line {line}, column {column}: {message}"),
-            Err(ConfigError::Problems(mut problems)) => {
-                problems.extend(plugin_problems_alone(&text));
-                bail!(problems_message(&name, &problems))
-            }
+            Err(ConfigError::Problems(problems)) => bail!(problems_message(&name, &problems)),
         };
         let providers = Providers::build(&settings, tally_providers::builtins())
             .map_err(|problems| anyhow::anyhow!(problems_message(&name, &problems)))?;
@@ -255,17 +252,7 @@ impl SampleRunner for NoRunner {
 
 /// Who the caller is, for hand-set verdicts and reports: `git config user.name`, else `$USER`.
 pub fn caller(git: &Git) -> String {
-    let from_git = std::process::Command::new("git")
-        .arg("-C")
-        .arg(git.root())
-        .args(["config", "user.name"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty());
-    from_git
+    git.config_value("user.name")
         .or_else(|| std::env::var("USER").ok().filter(|s| !s.is_empty()))
         .unwrap_or_else(|| "someone".into())
 }
@@ -274,38 +261,6 @@ pub fn caller(git: &Git) -> String {
 pub fn candidate_id(text: &str) -> anyhow::Result<tally_model::CandidateId> {
     text.parse()
         .map_err(|_| anyhow::anyhow!("{text:?} is not a candidate id; write 3, #3 or candidate#3"))
-}
-
-/// The problems that only building the providers finds (parameter ranges, `hold_at` facts no
-/// source supplies), for a config whose other keys are broken: the reader stops before the
-/// providers are built, so without this a user would fix one round of problems only to be shown
-/// a second. The `[plugins]` table is checked on its own, next to a minimal valid campaign;
-/// problems the reader finds in it were already reported, so then nothing is added.
-fn plugin_problems_alone(text: &str) -> Vec<tally_plugin::ConfigProblem> {
-    let Ok(table) = text.parse::<toml::Table>() else {
-        return Vec::new();
-    };
-    let Some(plugins) = table.get("plugins").cloned() else {
-        return Vec::new();
-    };
-    let mut alone: toml::Table = r#"
-        name = "plugins"
-        evaluate = ["true"]
-        [[metrics]]
-        name = "primary"
-        direction = "higher"
-        role = "primary"
-    "#
-    .parse()
-    .expect("a valid campaign");
-    alone.insert("plugins".into(), plugins);
-    let Ok(settings) = parse_settings(&alone.to_string(), &tally_providers::builtins()) else {
-        return Vec::new();
-    };
-    match Providers::build(&settings, tally_providers::builtins()) {
-        Ok(_) => Vec::new(),
-        Err(problems) => problems,
-    }
 }
 
 fn problems_message(name: &str, problems: &[tally_plugin::ConfigProblem]) -> String {

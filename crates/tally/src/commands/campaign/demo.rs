@@ -6,8 +6,7 @@
 //! double-checked matmul (a regression) and a typo (a crash). tally measures the baseline, runs
 //! the campaign with paired repeats, and shows status with real verdicts. Nothing is faked.
 
-use std::path::Path;
-use std::process::Command;
+use tally_runner::Git;
 
 use anyhow::{Context, bail};
 
@@ -79,22 +78,19 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<Status> {
     let dir = dir.as_path();
     let started = std::time::Instant::now();
     printer::out_line(&format!("demo repository: {}", dir.display()))?;
-    git(dir, &["init", "-q", "-b", "main"])?;
-    git(dir, &["config", "user.name", "tally demo"])?;
-    git(dir, &["config", "user.email", "demo@tally.invalid"])?;
-    git(dir, &["config", "commit.gpgsign", "false"])?;
+    let git = Git::init(dir, "main").context("the demo needs git on PATH")?;
+    git.command(&["config", "user.name", "tally demo"])?;
+    git.command(&["config", "user.email", "demo@tally.invalid"])?;
+    git.command(&["config", "commit.gpgsign", "false"])?;
     std::fs::write(dir.join("bench.py"), BENCH)?;
     std::fs::write(dir.join("tally.toml"), CONFIG)?;
-    git(dir, &["add", "bench.py", "tally.toml"])?;
-    git(
-        dir,
-        &[
-            "commit",
-            "-q",
-            "-m",
-            "A toy inference server and its benchmark",
-        ],
-    )?;
+    git.command(&["add", "bench.py", "tally.toml"])?;
+    git.command(&[
+        "commit",
+        "-q",
+        "-m",
+        "A toy inference server and its benchmark",
+    ])?;
 
     let campaign = CampaignOptions {
         database: None,
@@ -120,8 +116,8 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<Status> {
         }
         text = next;
         std::fs::write(dir.join("bench.py"), &text)?;
-        git(dir, &["commit", "-q", "-am", message])?;
-        revisions.push(git_output(dir, &["rev-parse", "HEAD"])?);
+        git.command(&["commit", "-q", "-am", message])?;
+        revisions.push(git.resolve_commit("HEAD")?.as_str().to_owned());
     }
     printer::out_line("\n$ tally candidate add <4 commits>")?;
     super::candidate::run(
@@ -154,27 +150,4 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<Status> {
         }
     }
     Ok(Status::Success)
-}
-
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
-    git_output(dir, args).map(|_| ())
-}
-
-fn git_output(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .context("cannot run git; the demo needs git on PATH")?;
-    if !out.status.success() {
-        bail!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
