@@ -83,6 +83,18 @@ pub struct Header {
     pub vllm_version: Option<serde_json::Value>,
 }
 
+/// The top-level keys the importer reads; each may appear once.
+const READ_KEYS: &[&str] = &[
+    "traceEvents",
+    "baseTimeNanoseconds",
+    "host_name",
+    "trace_id",
+    "distributedInfo",
+    "deviceProperties",
+    "cupti_version",
+    "vllm_version",
+];
+
 /// The per-event callback: the entry's index in `traceEvents` and the entry.
 pub type OnEvent<'a> = dyn for<'e> FnMut(usize, RawEvent<'e>) -> Result<(), Error> + 'a;
 
@@ -193,6 +205,9 @@ pub fn read_document(
         None => return Err(split.error("EOF while expecting a JSON object").into()),
     }
     let mut first = true;
+    // The keys read so far that the importer uses: a second one is refused rather than merged
+    // (two `traceEvents` arrays would count their work twice) or silently replaced.
+    let mut seen: Vec<String> = Vec::new();
     loop {
         match split.peek()? {
             Some(b'}') if first => {
@@ -210,6 +225,19 @@ pub fn read_document(
         first = false;
         let (bytes, at) = split.value()?;
         let key: String = serde_json::from_slice(bytes).map_err(|e| placed(&e, at))?;
+        if READ_KEYS.contains(&key.as_str()) {
+            if seen.contains(&key) {
+                return Err(ParseFailure::NotATrace {
+                    line: at.0,
+                    column: at.1,
+                    message: format!(
+                        "the top-level key `{key}` appears twice; a trace-event document has one \
+                         (merge the two values into one, or import the parts as separate files)"
+                    ),
+                });
+            }
+            seen.push(key.clone());
+        }
         let len = bytes.len();
         split.consume(len);
         split.expect(b':', "`:`")?;
