@@ -52,11 +52,13 @@
 mod bootstrap;
 mod confidence;
 mod samples;
+mod sum;
 mod verdict;
 
 pub use bootstrap::{Bootstrap, CHUNK_RESAMPLES, Execution};
 pub use confidence::Confidence;
 pub use samples::{Samples, student_t_lower_bound};
+pub use sum::{fmean, fsum};
 pub use verdict::case::{Criterion, Guardrail, Judgement, Side, VerdictCase};
 pub use verdict::compare::{Comparison, Evidence, compare_metric, format_sig4, format_signed};
 pub use verdict::rule::{Assessment, BootstrapRule, MinSpeedupRule};

@@ -4,8 +4,11 @@
 //!
 //! Columns `candidate`, `verdict`, then one per metric; one row per candidate with successful
 //! full-benchmark (`rung` null) measurements under the current evaluator, latest first, at most
-//! `rows`; each cell the mean over those measurements rounded to 2 decimals, `—` where none.
-//! Nothing measured: the section is left out. It does not judge or compare the values.
+//! `rows`; each cell the mean over those measurements (an exactly rounded sum over the count, as
+//! Python's `statistics.fmean`) rounded to 2 decimals, `—` where the metric was not printed. It
+//! is shown whenever a candidate has such measurements, even before any latency metric was
+//! printed (every cell `—`), so the table's place never moves; with no measurement it is left
+//! out. It does not judge or compare the values.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +17,8 @@ use tally_plugin::{
     Block, Entry, MeasurementView, ParamKind, ParamSpec, ProviderError, ProviderInfo, Rendered,
     Section, SectionInput, Surface, Table,
 };
+
+use tally_stats::fmean;
 
 use super::cells;
 use crate::checks::Checks;
@@ -76,11 +81,7 @@ impl Latency {
             .filter_map(|m| m.metrics.get(metric).copied())
             .filter(|v| v.is_finite())
             .collect();
-        if values.is_empty() {
-            cells::NONE.into()
-        } else {
-            cells::two_decimals(values.iter().sum::<f64>() / values.len() as f64)
-        }
+        fmean(&values).map_or_else(|| cells::NONE.into(), cells::two_decimals)
     }
 }
 
@@ -93,14 +94,6 @@ impl Section for Latency {
             if m.error.is_none() && m.rung.is_none() && &m.evaluator == evaluator {
                 measured.entry(m.candidate).or_default().push(m);
             }
-        }
-        // A campaign that never measured any of these metrics has no latency to show.
-        let any_latency = measured
-            .values()
-            .flatten()
-            .any(|m| self.metrics.iter().any(|k| m.metrics.contains_key(k)));
-        if !any_latency {
-            return Ok(None);
         }
         let rows: Vec<Vec<String>> = data
             .candidates

@@ -265,16 +265,31 @@ fn latency_takes_its_metrics_and_rows() {
 }
 
 #[test]
-fn latency_is_left_out_when_the_campaign_measures_no_latency_metric() {
-    assert!(render_with("latency", json!({"metrics": ["ttft_ms"]}), &data()).is_none());
-    assert!(
-        render_with(
-            "latency",
-            json!({"metrics": ["ttft_ms", "p95_ms"]}),
-            &data()
-        )
-        .is_some()
+fn latency_is_shown_whenever_there_are_samples_even_before_a_latency_metric_is_printed() {
+    let rendered = render_with("latency", json!({"metrics": ["ttft_ms"], "rows": 2}), &data())
+        .expect("candidates have successful samples");
+    assert_eq!(
+        table(&rendered).rows,
+        [["#6 6abcdef", "pending", "—"], ["#4 4abcdef", "interesting", "—"]]
     );
+}
+
+#[test]
+fn latency_means_are_exactly_rounded_as_python_fmean() {
+    // Python: '%.2f' % statistics.fmean([34.696, 42.074, 37.192, 30.938]) == '36.23'; a
+    // left-to-right sum over the count gives 36.22.
+    let mut d = data();
+    d.measurements.retain(|m| m.candidate == 6);
+    let template = d.measurements[0].clone();
+    d.measurements.clear();
+    for (i, v) in [34.696, 42.074, 37.192, 30.938].into_iter().enumerate() {
+        let mut m = template.clone();
+        m.id = 100 + i as u64;
+        m.metrics = [("p50_ms".to_string(), v)].into_iter().collect();
+        d.measurements.push(m);
+    }
+    let rendered = render_with("latency", json!({"metrics": ["p50_ms"]}), &d).unwrap();
+    assert_eq!(table(&rendered).rows, [["#6 6abcdef", "pending", "36.23"]]);
 }
 
 #[test]
