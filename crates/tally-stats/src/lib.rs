@@ -57,7 +57,7 @@ mod verdict;
 
 pub use bootstrap::{Bootstrap, CHUNK_RESAMPLES, Execution};
 pub use confidence::Confidence;
-pub use samples::{Samples, student_t_lower_bound};
+pub use samples::{Samples, pairs_to_show, student_t_lower_bound};
 pub use sum::{fmean, fsum};
 pub use verdict::case::{Criterion, Guardrail, Judgement, Side, VerdictCase};
 pub use verdict::compare::{Comparison, Evidence, compare_metric, format_sig4, format_signed};

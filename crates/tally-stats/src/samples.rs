@@ -89,6 +89,21 @@ pub fn student_t_lower_bound(d: &Samples, confidence: Confidence) -> Option<f64>
     Some(d.mean() - quantile * sd / (d.len() as f64).sqrt())
 }
 
+/// The number of pairs at which the Student-t bound of a paired gain with mean `gain > 0` and
+/// standard deviation `sd` would first be positive, if both held as more pairs came: the
+/// smallest `n ≥ 2` with `t(confidence, n − 1) · sd / √n < gain`. `None` past `limit` pairs (the
+/// gain is too small against the noise to show) or when `gain` is not positive.
+pub fn pairs_to_show(gain: f64, sd: f64, confidence: Confidence, limit: usize) -> Option<usize> {
+    if gain.is_nan() || gain <= 0.0 || !sd.is_finite() || sd < 0.0 {
+        return None;
+    }
+    (2..=limit).find(|&n| {
+        StudentsT::new(0.0, 1.0, (n - 1) as f64)
+            .map(|t| t.inverse_cdf(confidence.value()) * sd / (n as f64).sqrt() < gain)
+            .unwrap_or(false)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +122,21 @@ mod tests {
         let s = Samples::new(vec![3.5]).unwrap();
         assert_eq!(s.sd(), None);
         assert_eq!(student_t_lower_bound(&s, Confidence::default()), None);
+    }
+
+    #[test]
+    fn pairs_to_show_is_where_the_t_bound_turns_positive() {
+        // mean 1, sd 2: t(0.95, 11) · 2 / √12 = 1.037 ≥ 1, t(0.95, 12) · 2 / √13 = 0.988 < 1.
+        assert_eq!(
+            pairs_to_show(1.0, 2.0, Confidence::default(), 1000),
+            Some(13)
+        );
+        assert_eq!(
+            pairs_to_show(1.0, 0.0, Confidence::default(), 1000),
+            Some(2)
+        );
+        assert_eq!(pairs_to_show(0.01, 2.0, Confidence::default(), 1000), None);
+        assert_eq!(pairs_to_show(-1.0, 2.0, Confidence::default(), 1000), None);
     }
 
     #[test]

@@ -90,7 +90,11 @@ mod tests {
             (&[2.5, 42.054, 33.349, 24.277], "25.55"),
         ];
         for (values, python) in cases {
-            assert_eq!(format!("{:.2}", fmean(values).unwrap()), python, "{values:?}");
+            assert_eq!(
+                format!("{:.2}", fmean(values).unwrap()),
+                python,
+                "{values:?}"
+            );
             let naive = values.iter().sum::<f64>() / values.len() as f64;
             assert_ne!(format!("{naive:.2}"), python, "{values:?}");
         }

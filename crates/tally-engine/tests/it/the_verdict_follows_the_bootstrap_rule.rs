@@ -128,7 +128,9 @@ fn a_gain_that_is_not_significant_is_interesting() {
     assert_eq!(
         reason,
         "against candidate#0: score 101.0 vs 100.0 (+1.000; 95% worst case -2.372 over 3 \
-         pairs): the gain is not significant"
+         pairs): the gain is not significant; the paired gains vary by 2.000 (sd): if gain and \
+         spread hold, about 13 pairs would show it (`repeats = 13`, or `tally candidate \
+         remeasure 1` for more pairs)"
     );
     assert_eq!(lab.head(), Some(id(0)));
 }

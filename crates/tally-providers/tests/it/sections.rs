@@ -266,11 +266,18 @@ fn latency_takes_its_metrics_and_rows() {
 
 #[test]
 fn latency_is_shown_whenever_there_are_samples_even_before_a_latency_metric_is_printed() {
-    let rendered = render_with("latency", json!({"metrics": ["ttft_ms"], "rows": 2}), &data())
-        .expect("candidates have successful samples");
+    let rendered = render_with(
+        "latency",
+        json!({"metrics": ["ttft_ms"], "rows": 2}),
+        &data(),
+    )
+    .expect("candidates have successful samples");
     assert_eq!(
         table(&rendered).rows,
-        [["#6 6abcdef", "pending", "—"], ["#4 4abcdef", "interesting", "—"]]
+        [
+            ["#6 6abcdef", "pending", "—"],
+            ["#4 4abcdef", "interesting", "—"]
+        ]
     );
 }
 

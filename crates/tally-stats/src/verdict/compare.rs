@@ -44,6 +44,9 @@ pub enum Evidence {
         bootstrap: Option<f64>,
         /// The one-sided Student-t bound on the mean.
         student_t: Option<f64>,
+        /// The sample standard deviation of the paired gains (`None` for a single pair): the
+        /// spread a reason quotes when the bound is inconclusive.
+        spread: Option<f64>,
     },
     /// Aggregate path: two means, no uncertainty.
     Aggregate {
@@ -171,11 +174,13 @@ pub fn compare_metric(
                 pairs: n,
                 bootstrap: Some(bootstrap.lower_bound(&d) / n as f64),
                 student_t: student_t_lower_bound(&d, bootstrap.confidence),
+                spread: d.sd(),
             },
             _ => Evidence::Pairs {
                 pairs: n,
                 bootstrap: None,
                 student_t: None,
+                spread: None,
             },
         };
         return Some(comparison(paired_candidate, paired_bar, evidence));

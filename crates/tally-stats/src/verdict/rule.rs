@@ -12,7 +12,8 @@ use tally_model::Verdict;
 
 use crate::verdict::compare::format_sig4;
 use crate::{
-    Bootstrap, Comparison, Confidence, Judgement, StatsError, VerdictCase, compare_metric,
+    Bootstrap, Comparison, Confidence, Evidence, Judgement, StatsError, VerdictCase,
+    compare_metric, pairs_to_show,
 };
 
 /// The `bootstrap` verdict rule and its parameters.
@@ -136,6 +137,7 @@ impl BootstrapRule {
                 }
             ) {
                 reason.push_str(": the gain is not significant");
+                reason.push_str(&settling_advice(case, comparison, self.confidence));
             }
             return Verdict::Interesting;
         }
@@ -171,6 +173,34 @@ impl BootstrapRule {
             reason.push_str("; guardrails past their margin: ");
             reason.push_str(&past.join(", "));
             Verdict::Interesting
+        }
+    }
+}
+
+/// What would settle an inconclusive paired comparison, for the reason: the spread of the paired
+/// gains and, if the gain and the spread held, how many pairs would show the gain (`repeats`,
+/// or `tally candidate remeasure` for more pairs); empty for other paths.
+fn settling_advice(case: &VerdictCase, comparison: &Comparison, confidence: Confidence) -> String {
+    /// Past this many pairs the gain is within the noise for any practical benchmark.
+    const LIMIT: usize = 1000;
+    let Evidence::Pairs {
+        pairs,
+        spread: Some(sd),
+        ..
+    } = comparison.evidence
+    else {
+        return String::new();
+    };
+    let spread = format!("the paired gains vary by {} (sd)", format_sig4(sd));
+    match pairs_to_show(comparison.gain, sd, confidence, LIMIT) {
+        Some(n) if n > pairs => format!(
+            "; {spread}: if gain and spread hold, about {n} pairs would show it (`repeats = {n}`, \
+             or `tally candidate remeasure {}` for more pairs)",
+            case.candidate.id
+        ),
+        Some(_) => format!("; {spread}"),
+        None => {
+            format!("; {spread}: more than {LIMIT} pairs would be needed to show a gain this small")
         }
     }
 }

@@ -223,6 +223,7 @@ fn step_7_sanity_faster_latency_is_a_keep_on_the_student_t_bound() {
         pairs,
         bootstrap,
         student_t,
+        spread,
     } = primary.evidence.clone()
     else {
         panic!("expected the pairs path, got {:?}", primary.evidence);
@@ -230,6 +231,8 @@ fn step_7_sanity_faster_latency_is_a_keep_on_the_student_t_bound() {
     assert_eq!(pairs, 3);
     assert!((bootstrap.unwrap() - 0.6).abs() < 1e-12);
     assert!((student_t.unwrap() - 0.472_001).abs() < 1e-6);
+    // d = [0.6, 0.6, 0.8]: mean 2/3, Σ(d − mean)² = 2/75, sd = √(1/75).
+    assert!((spread.unwrap() - (1.0f64 / 75.0).sqrt()).abs() < 1e-12);
     assert_eq!(primary.bound(), student_t);
 }
 

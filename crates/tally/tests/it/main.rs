@@ -3,6 +3,7 @@
 mod campaign_config;
 mod campaign_evidence;
 mod campaign_external;
+mod campaign_first_hour;
 mod campaign_holds;
 mod campaign_inference;
 mod campaign_repo;

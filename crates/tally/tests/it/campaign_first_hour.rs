@@ -1,0 +1,41 @@
+//! What a new user meets in the first hour of a campaign, through the binary: advice when noise
+//! leaves a gain unproven.
+
+use regex::Regex;
+
+use crate::campaign_repo::{CampaignRepo, candidate, text, verdicts};
+
+const NOISY: &str = r#"
+name = "noisy"
+evaluate = ["./evaluate.sh"]
+
+[[metrics]]
+name = "tok_s"
+direction = "higher"
+role = "primary"
+repeats = 3
+"#;
+
+#[test]
+fn an_inconclusive_gain_says_what_would_settle_it() {
+    // A real +10% change under ±20% noise: three pairs cannot show it. The reason says how much
+    // the paired gains vary and how many pairs would, with the command that adds them.
+    let repo = CampaignRepo::new();
+    repo.start_campaign(NOISY, "tok_s=1000\nnoise=0.2\nseed=4\n");
+    repo.propose(&["tok_s=1100\nnoise=0.2\nseed=2\n"]);
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let status = repo.status_json();
+    assert_eq!(verdicts(&status), ["keep", "interesting"]);
+    let reason = candidate(&status, 1)["reason"].as_str().unwrap().to_owned();
+    let shape = Regex::new(
+        r"over 3 pairs\): the gain is not significant; the paired gains vary by (\S+) \(sd\): if gain and spread hold, about (\d+) pairs would show it \(`repeats = (\d+)`, or `tally candidate remeasure 1` for more pairs\)$",
+    )
+    .unwrap();
+    let caps = shape
+        .captures(&reason)
+        .unwrap_or_else(|| panic!("{reason}"));
+    let (sd, n): (f64, usize) = (caps[1].parse().unwrap(), caps[2].parse().unwrap());
+    assert_eq!(caps[2], caps[3]);
+    assert!(sd > 0.0 && n > 3, "{reason}");
+}
