@@ -96,6 +96,28 @@ impl Git {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
     }
 
+    /// The tree of each commit, in order (`git cat-file --batch-check`; one git process for all).
+    pub fn trees_of(&self, commits: &[&str]) -> Result<Vec<String>, RunnerError> {
+        if commits.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut input = String::new();
+        for commit in commits {
+            input.push_str(commit);
+            input.push_str("^{tree}\n");
+        }
+        let out = run(
+            &self.root,
+            &["cat-file", "--batch-check=%(objectname)"],
+            &[0],
+            Some(input.as_bytes()),
+        )?;
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect())
+    }
+
     /// `git config KEY`, or `None` when it is unset, empty or git cannot be run.
     pub fn config_value(&self, key: &str) -> Option<String> {
         // Exit 1 means "not set".

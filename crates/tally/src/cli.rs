@@ -117,6 +117,9 @@ pub struct CandidateAddArgs {
     /// A note kept with each candidate.
     #[arg(long)]
     pub note: Option<String>,
+    /// Queue a revision even when it (or a commit with the same tree) is already a candidate.
+    #[arg(long)]
+    pub again: bool,
 }
 
 /// `tally candidate show`

@@ -39,3 +39,44 @@ fn an_inconclusive_gain_says_what_would_settle_it() {
     assert_eq!(caps[2], caps[3]);
     assert!(sd > 0.0 && n > 3, "{reason}");
 }
+
+#[test]
+fn a_commit_or_a_tree_that_is_already_a_candidate_is_not_queued_again() {
+    let repo = CampaignRepo::new();
+    let baseline = repo.start_campaign(NOISY, "tok_s=1000\nnoise=0.01\nseed=1\n");
+    let revs = repo.propose(&["tok_s=1100\nnoise=0.01\nseed=2\n"]);
+    // The same commit, the baseline, and an empty commit on top (the same tree as candidate#1).
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "empty"]);
+    let empty = repo.git(&["rev-parse", "HEAD"]);
+    let out = repo.tally(&["candidate", "add", &revs[0], &baseline, "HEAD"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "{}: already candidate#1 (the same commit); not queued (`--again` queues it anyway)\n\
+             {baseline}: already candidate#0 (the same commit); not queued (`--again` queues it anyway)\n\
+             HEAD: already candidate#1 (the same tree as {}); not queued (`--again` queues it anyway)\n",
+            revs[0],
+            &revs[0][..12]
+        )
+    );
+    let status = repo.status_json();
+    assert_eq!(status["candidates"].as_array().unwrap().len(), 2);
+    // Twice in one command: the second is the same code as the first.
+    repo.commit_bench("other", "tok_s=1200\nnoise=0.01\nseed=3\n");
+    let out = repo.tally(&["candidate", "add", "HEAD", "HEAD"]);
+    assert_eq!(
+        text(&out.stdout).lines().next(),
+        Some(
+            "HEAD: the same code as HEAD, given before it; not queued (`--again` queues it anyway)"
+        )
+    );
+    // `--again` queues what it is given.
+    let out = repo.tally(&["candidate", "add", "--again", &empty]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("candidate#3: "),
+        "{}",
+        text(&out.stdout)
+    );
+}

@@ -29,6 +29,12 @@ fn add(args: &CandidateAddArgs, options: &CampaignOptions) -> anyhow::Result<Sta
     for rev in &args.revisions {
         commits.push(workspace.git.resolve_commit(rev)?);
     }
+    if !args.again {
+        commits = without_duplicates(&args.revisions, commits, &session)?;
+        if commits.is_empty() {
+            return Ok(Status::Success);
+        }
+    }
     let who = caller(&workspace.git);
     for c in engine.add_candidates(&commits, args.note.as_deref(), &who)? {
         printer::out_line(&format!(
@@ -39,6 +45,56 @@ fn add(args: &CandidateAddArgs, options: &CampaignOptions) -> anyhow::Result<Sta
         ))?;
     }
     Ok(Status::Success)
+}
+
+/// `commits` less those that are already candidates (the same commit, or a commit with the same
+/// tree: the same code) or repeat an earlier one of this command; each left out is said, with
+/// the candidate it repeats.
+fn without_duplicates(
+    revs: &[String],
+    commits: Vec<tally_runner::CommitId>,
+    session: &Session,
+) -> anyhow::Result<Vec<tally_runner::CommitId>> {
+    let git = &session.workspace.git;
+    let existing = session.engine().data()?.candidates;
+    let existing_revisions: Vec<&str> = existing.iter().map(|c| c.revision.as_str()).collect();
+    let new_revisions: Vec<&str> = commits.iter().map(|c| c.as_str()).collect();
+    let existing_trees = git.trees_of(&existing_revisions)?;
+    let new_trees = git.trees_of(&new_revisions)?;
+    let mut kept = Vec::new();
+    let mut kept_trees: Vec<(&str, &str)> = Vec::new();
+    for ((rev, commit), tree) in revs.iter().zip(&commits).zip(&new_trees) {
+        let same_candidate = existing
+            .iter()
+            .zip(&existing_trees)
+            .find(|(c, t)| c.revision == commit.as_str() || *t == tree);
+        let said = if let Some((c, _)) = same_candidate {
+            let what = if c.revision == commit.as_str() {
+                "the same commit".to_owned()
+            } else {
+                format!(
+                    "the same tree as {}",
+                    &c.revision[..12.min(c.revision.len())]
+                )
+            };
+            Some(format!("already candidate#{} ({what})", c.id))
+        } else {
+            kept_trees
+                .iter()
+                .find(|(_, t)| t == tree)
+                .map(|(r, _)| format!("the same code as {r}, given before it"))
+        };
+        match said {
+            Some(why) => printer::out_line(&format!(
+                "{rev}: {why}; not queued (`--again` queues it anyway)"
+            ))?,
+            None => {
+                kept_trees.push((rev.as_str(), tree.as_str()));
+                kept.push(commit.clone());
+            }
+        }
+    }
+    Ok(kept)
 }
 
 fn show(args: &CandidateShowArgs, options: &CampaignOptions) -> anyhow::Result<Status> {

@@ -124,6 +124,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<Status> {
         &crate::cli::CandidateCommand::Add(CandidateAddArgs {
             revisions,
             note: Some("demo".into()),
+            again: false,
         }),
         &campaign,
     )?;
