@@ -80,3 +80,43 @@ fn a_commit_or_a_tree_that_is_already_a_candidate_is_not_queued_again() {
         text(&out.stdout)
     );
 }
+
+/// Whether process `pid` catches SIGINT (its handler is installed): `SigCgt` in `/proc`.
+fn catches_sigint(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (2 - 1)) != 0)
+}
+
+#[test]
+fn ctrl_c_with_no_sample_running_says_nothing_was_recorded() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    use std::process::Stdio;
+    let repo = CampaignRepo::new();
+    repo.start_campaign(NOISY, "tok_s=1000\nnoise=0.01\nseed=1\n");
+    // `tally run` without --until-idle waits for candidates on an empty queue.
+    let run = repo
+        .command(&["run"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !catches_sigint(run.id()) {
+        assert!(std::time::Instant::now() < deadline, "no SIGINT handler");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    kill(Pid::from_raw(run.id() as i32), Signal::SIGINT).unwrap();
+    let out = run.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted: no sample was running; nothing was recorded"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("in flight"), "{stderr}");
+}

@@ -231,6 +231,10 @@ fn ctrl_c_exits_130_and_leaves_the_candidate_pending() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(
+        stderr.contains("the sample in flight is recorded as failed"),
+        "{stderr}"
+    );
 
     let status = repo.status_json();
     assert_eq!(status["campaign"]["state"], "active");

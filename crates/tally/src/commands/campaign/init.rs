@@ -89,7 +89,10 @@ pub fn run(args: &InitArgs, options: &CampaignOptions) -> anyhow::Result<Status>
                 &head.as_str()[..12],
                 primary.map_or("—".into(), tally_stats::format_sig4)
             ))?;
-            printer::out_line("next: `tally candidate add REV...`, then `tally run`")?;
+            printer::out_line(
+                "next: `tally candidate add REV...`, then `tally run --until-idle` (it returns when \
+                 the queue is empty; `tally run` alone keeps waiting for new candidates)",
+            )?;
             Ok(Status::Success)
         }
         InitOutcome::BaselineFailed(reason) => {

@@ -4,6 +4,7 @@
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -15,6 +16,8 @@ use tally_runner::CancelToken;
 pub struct Progress {
     bar: Mutex<Option<ProgressBar>>,
     on_terminal: bool,
+    /// A sample has started and not finished (what Ctrl-C interrupted, if anything).
+    in_flight: AtomicBool,
 }
 
 impl Progress {
@@ -23,7 +26,13 @@ impl Progress {
         Self {
             bar: Mutex::new(None),
             on_terminal: std::io::stderr().is_terminal(),
+            in_flight: AtomicBool::new(false),
         }
+    }
+
+    /// Whether a sample was running when the engine returned (an interrupted one).
+    pub fn sample_in_flight(&self) -> bool {
+        self.in_flight.load(Ordering::SeqCst)
     }
 
     fn line(&self, text: &str) {
@@ -37,6 +46,7 @@ impl Progress {
 
 impl Observer for Progress {
     fn sample_started(&self, start: &SampleStart) {
+        self.in_flight.store(true, Ordering::SeqCst);
         if !self.on_terminal {
             return;
         }
@@ -58,6 +68,10 @@ impl Observer for Progress {
     }
 
     fn sample_finished(&self, start: &SampleStart, seconds: f64, error: Option<&str>) {
+        // An interrupted sample is finished only by the next run's recovery: still in flight.
+        if error != Some("interrupted") {
+            self.in_flight.store(false, Ordering::SeqCst);
+        }
         if let Some(bar) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
             bar.finish_and_clear();
         }

@@ -49,9 +49,11 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
             Ok(Status::Held)
         }
         RunEnd::Interrupted => {
-            printer::note(
-                "interrupted: the sample in flight is recorded as failed and its candidate stays queued",
-            );
+            printer::note(if progress.sample_in_flight() {
+                "interrupted: the sample in flight is recorded as failed and its candidate stays queued"
+            } else {
+                "interrupted: no sample was running; nothing was recorded"
+            });
             Ok(Status::Interrupted)
         }
     }
