@@ -65,6 +65,29 @@ impl Confidence {
         usize::try_from(index).unwrap_or(usize::MAX)
     }
 
+    /// The confidence that spends `tenths` tenths of this one's error: `1 − (1 − c) · tenths / 10`,
+    /// exactly as a decimal (0.95 spending 6 tenths is 0.97, spending 4 tenths 0.98). The looks
+    /// of a sequential design split the error this way (`docs/verdicts.md`). `tenths` is clamped
+    /// to 1..=10.
+    pub fn spend(self, tenths: u32) -> Self {
+        let tenths = u128::from(tenths.clamp(1, 10));
+        // The new error is tail / 10^scale, one more decimal than this one's, then trimmed.
+        let mut scale = self.scale + 1;
+        let mut tail = (10u128.pow(self.scale) - u128::from(self.digits)) * tenths;
+        while scale > 1 && tail.is_multiple_of(10) {
+            tail /= 10;
+            scale -= 1;
+        }
+        // An f64 in (0.5, 1) has at most 17 decimals, so the digits fit in u64.
+        let digits = u64::try_from(10u128.pow(scale) - tail).unwrap_or(u64::MAX);
+        let spelled = format!("0.{digits:0width$}", width = scale as usize);
+        Self {
+            value: spelled.parse().unwrap_or(self.value),
+            digits,
+            scale,
+        }
+    }
+
     /// The confidence as a percentage with no float noise: `95%`, `90%`, `97.5%`.
     pub fn percent(self) -> String {
         let mut fraction = format!("{:0width$}", self.digits, width = self.scale as usize);
@@ -127,6 +150,22 @@ mod tests {
         assert_eq!((c.digits, c.scale), (9, 1));
         let c = Confidence::new(0.501).unwrap();
         assert_eq!((c.digits, c.scale), (501, 3));
+    }
+
+    #[test]
+    fn spending_tenths_of_the_error_is_exact() {
+        let c = Confidence::default();
+        assert_eq!(c.spend(6), Confidence::new(0.97).unwrap());
+        assert_eq!(c.spend(4), Confidence::new(0.98).unwrap());
+        assert_eq!(c.spend(10), c);
+        assert_eq!(c.spend(5), Confidence::new(0.975).unwrap());
+        assert_eq!(c.spend(6).percent(), "97%");
+        assert_eq!(c.spend(6).tail_index(10_000), 300);
+        let c = Confidence::new(0.9).unwrap();
+        assert_eq!(c.spend(6), Confidence::new(0.94).unwrap());
+        assert_eq!(c.spend(3).tail_index(10_000), 300);
+        let c = Confidence::new(0.99).unwrap();
+        assert_eq!(c.spend(6), Confidence::new(0.994).unwrap());
     }
 
     #[test]

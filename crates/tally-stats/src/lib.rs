@@ -52,16 +52,23 @@
 mod bootstrap;
 mod confidence;
 mod samples;
+mod screen;
 mod sum;
 mod verdict;
 
 pub use bootstrap::{Bootstrap, CHUNK_RESAMPLES, Execution};
 pub use confidence::Confidence;
 pub use samples::{Samples, pairs_to_show, student_t_lower_bound};
+pub use screen::{FAR_RELATIVE, FAR_SCALES, FarSample, PairSide, far_sample};
 pub use sum::{fmean, fsum};
 pub use verdict::case::{Criterion, Guardrail, Judgement, Side, VerdictCase};
-pub use verdict::compare::{Comparison, Evidence, compare_metric, format_sig4, format_signed};
-pub use verdict::rule::{Assessment, BootstrapRule, MinSpeedupRule};
+pub use verdict::compare::{
+    Comparison, Evidence, compare_metric, compare_metric_over, format_sig4, format_signed,
+};
+pub use verdict::looks::{FIRST_LOOK_TENTHS, PROMISING_TENTHS};
+pub use verdict::min_speedup::MinSpeedupRule;
+pub use verdict::rule::{Assessment, BootstrapRule, DEFAULT_MAX_EXTRA_PAIRS, Step};
+pub use verdict::ruling::{MoreSamples, Ruling, Sampling, SetAside};
 
 /// What can go wrong when building statistics inputs or rule parameters.
 ///

@@ -141,6 +141,18 @@ pub fn compare_metric(
     candidate: &Side,
     bar: &Side,
 ) -> Option<Comparison> {
+    compare_metric_over(bootstrap, criterion, candidate, bar, None)
+}
+
+/// [`compare_metric`] over some of the pairs only: `pairs` are positions in the sides' sample
+/// lists (the pairs a sequential look kept); `None` is every pair. The other paths ignore it.
+pub fn compare_metric_over(
+    bootstrap: &Bootstrap,
+    criterion: &Criterion,
+    candidate: &Side,
+    bar: &Side,
+    pairs: Option<&[usize]>,
+) -> Option<Comparison> {
     let name = criterion.name.as_str();
     let direction = criterion.direction;
     let (candidate_mean, bar_mean) = (candidate.mean(name)?, bar.mean(name)?);
@@ -159,7 +171,7 @@ pub fn compare_metric(
         };
         return Some(comparison(candidate_mean, bar_mean, evidence));
     }
-    if let Some((candidate_values, bar_values)) = paired_values(candidate, bar, name) {
+    if let Some((candidate_values, bar_values)) = paired_values(candidate, bar, name, pairs) {
         let gains: Vec<f64> = candidate_values
             .iter()
             .zip(&bar_values)
@@ -191,6 +203,30 @@ pub fn compare_metric(
     Some(comparison(candidate_mean, bar_mean, evidence))
 }
 
+/// The positions of the complete, finite pairs of `criterion` when its comparison takes the pairs
+/// path (both means present, no per-unit path, at least one pair); `None` otherwise.
+pub(crate) fn pair_positions(
+    criterion: &Criterion,
+    candidate: &Side,
+    bar: &Side,
+) -> Option<Vec<usize>> {
+    let name = criterion.name.as_str();
+    candidate.mean(name)?;
+    bar.mean(name)?;
+    if unit_gains(criterion.direction, candidate, bar, name).is_some() {
+        return None;
+    }
+    let (c, b) = (candidate.samples.get(name)?, bar.samples.get(name)?);
+    let positions: Vec<usize> = c
+        .iter()
+        .zip(b)
+        .enumerate()
+        .filter(|(_, (c, b))| c.is_finite() && b.is_finite())
+        .map(|(i, _)| i)
+        .collect();
+    (!positions.is_empty()).then_some(positions)
+}
+
 /// `dᵤ = gain(candᵤ, barᵤ)` in unit-id order, when both sides have the same, finite units.
 fn unit_gains(direction: Direction, candidate: &Side, bar: &Side, name: &str) -> Option<Samples> {
     let (c, b) = (candidate.units.get(name)?, bar.units.get(name)?);
@@ -206,12 +242,21 @@ fn unit_gains(direction: Direction, candidate: &Side, bar: &Side, name: &str) ->
     Samples::new(gains).ok()
 }
 
-/// The complete, finite pairs of `name`: candidate values and bar values, same length ≥ 1.
-fn paired_values(candidate: &Side, bar: &Side, name: &str) -> Option<(Vec<f64>, Vec<f64>)> {
+/// The complete, finite pairs of `name` (among positions `pairs`, when given): candidate values
+/// and bar values, same length ≥ 1.
+fn paired_values(
+    candidate: &Side,
+    bar: &Side,
+    name: &str,
+    pairs: Option<&[usize]>,
+) -> Option<(Vec<f64>, Vec<f64>)> {
     let (c, b) = (candidate.samples.get(name)?, bar.samples.get(name)?);
     let (kept_c, kept_b): (Vec<f64>, Vec<f64>) = c
         .iter()
         .zip(b)
+        .enumerate()
+        .filter(|(i, _)| pairs.is_none_or(|p| p.contains(i)))
+        .map(|(_, pair)| pair)
         .filter(|(c, b)| c.is_finite() && b.is_finite())
         .map(|(c, b)| (*c, *b))
         .unzip();

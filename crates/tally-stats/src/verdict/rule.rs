@@ -1,9 +1,11 @@
-//! The built-in verdict rules: `bootstrap` (`docs/campaign.md#bootstrap`, the default) and `min_speedup`
-//! (`docs/campaign.md#min-speedup`, `bootstrap` plus a minimum relative gain).
+//! The built-in verdict rule `bootstrap` (`docs/campaign.md#bootstrap`, the default); `min_speedup`
+//! wraps it (`min_speedup`).
 //!
 //! A rule answers every case; it never fails (invalid parameters are refused when the rule is
-//! built). This module decides outcomes and writes reasons; the statistics are in `compare` and
-//! the crate's bootstrap, and no store, clock or global state is read.
+//! built). Asked with a [`Sampling`], it may answer "measure more pairs" instead
+//! ([`Step::More`]): the sequential design of `looks`. This module decides outcomes and writes
+//! reasons; the statistics are in `compare`, `looks` and the crate's bootstrap, and no store,
+//! clock or global state is read.
 
 use std::num::NonZeroU32;
 
@@ -11,10 +13,15 @@ use serde::{Deserialize, Serialize};
 use tally_model::Verdict;
 
 use crate::verdict::compare::format_sig4;
+use crate::verdict::looks::{self, Design, Walk};
 use crate::{
-    Bootstrap, Comparison, Confidence, Evidence, Judgement, StatsError, VerdictCase,
-    compare_metric, pairs_to_show,
+    Bootstrap, Comparison, Confidence, Evidence, Judgement, MoreSamples, Ruling, Sampling,
+    SetAside, StatsError, VerdictCase, compare_metric, compare_metric_over, pairs_to_show,
 };
+
+/// The default of `max_extra_pairs`: up to three more pairs (six samples) per candidate, beyond
+/// its `repeats` (`docs/verdicts.md#more-pairs`).
+pub const DEFAULT_MAX_EXTRA_PAIRS: u32 = 3;
 
 /// The `bootstrap` verdict rule and its parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -26,6 +33,10 @@ pub struct BootstrapRule {
     pub resamples: NonZeroU32,
     /// Generator seed (default 0); stored with the verdict, it makes the verdict replayable.
     pub seed: u64,
+    /// How many pairs beyond `repeats` the rule may ask for per case, to re-measure pairs with a
+    /// far sample or to look a second time (default 3; 0: a fixed design, one look at
+    /// `confidence`).
+    pub max_extra_pairs: u32,
 }
 
 impl Default for BootstrapRule {
@@ -35,6 +46,7 @@ impl Default for BootstrapRule {
             confidence: bootstrap.confidence,
             resamples: bootstrap.resamples,
             seed: bootstrap.seed,
+            max_extra_pairs: DEFAULT_MAX_EXTRA_PAIRS,
         }
     }
 }
@@ -47,16 +59,39 @@ pub struct Assessment {
     pub judgement: Judgement,
     /// The primary's comparison, when one was made.
     pub primary: Option<Comparison>,
+    /// The confidence of the primary's bound: the rule's, or a look's share of it.
+    pub confidence: Confidence,
+    /// The pairs left out of the primary's comparison (far samples), in the order found.
+    pub set_aside: Vec<SetAside>,
+}
+
+/// What [`BootstrapRule::assess_sampled`] answers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// The verdict, with the comparison it rests on.
+    Judged(Assessment),
+    /// Measure more pairs, then ask again.
+    More(MoreSamples),
 }
 
 impl BootstrapRule {
-    /// Validates the parameters: `confidence` in (0.5, 1), `resamples ≥ 1`.
+    /// Validates the parameters: `confidence` in (0.5, 1), `resamples ≥ 1`; `max_extra_pairs`
+    /// is the default.
     pub fn new(confidence: f64, resamples: u32, seed: u64) -> Result<Self, StatsError> {
         Ok(Self {
             confidence: Confidence::new(confidence)?,
             resamples: NonZeroU32::new(resamples).ok_or(StatsError::Resamples)?,
             seed,
+            max_extra_pairs: DEFAULT_MAX_EXTRA_PAIRS,
         })
+    }
+
+    /// The same rule with another `max_extra_pairs`.
+    pub fn with_max_extra_pairs(self, max_extra_pairs: u32) -> Self {
+        Self {
+            max_extra_pairs,
+            ..self
+        }
     }
 
     /// The bootstrap these parameters describe.
@@ -68,16 +103,50 @@ impl BootstrapRule {
         }
     }
 
-    /// Judges `case` (`docs/campaign.md#bootstrap`, decision order 1–7).
+    /// Judges `case` as a fixed design (`docs/campaign.md#bootstrap`, decision order 1–7): every
+    /// pair in one look at `confidence`, nothing set aside, never a request for more.
     pub fn decide(&self, case: &VerdictCase) -> Judgement {
         self.assess(case).judgement
     }
 
     /// [`BootstrapRule::decide`], also returning the primary's comparison.
     pub fn assess(&self, case: &VerdictCase) -> Assessment {
-        let decided = |outcome, reason: String| Assessment {
-            judgement: Judgement::new(outcome, reason),
-            primary: None,
+        // Without a design the walk never runs, so the step is always judged.
+        self.assess_in(case, None).judged()
+    }
+
+    /// Judges `case` measured with `sampling`: the sequential design of
+    /// `docs/verdicts.md#more-pairs` (far samples set aside and re-measured, a second look when
+    /// the first is inconclusive but promising), or a request for the pairs it needs first.
+    pub fn rule(&self, case: &VerdictCase, sampling: &Sampling) -> Ruling {
+        match self.assess_sampled(case, sampling) {
+            Step::Judged(assessment) => Ruling::Judged(assessment.judgement),
+            Step::More(more) => Ruling::More(more),
+        }
+    }
+
+    /// [`BootstrapRule::rule`], also returning the primary's comparison and the pairs set aside.
+    pub fn assess_sampled(&self, case: &VerdictCase, sampling: &Sampling) -> Step {
+        let repeats = usize::try_from(sampling.repeats).unwrap_or(usize::MAX);
+        self.assess_in(case, Some(self.design(repeats, sampling.can_measure)))
+    }
+
+    fn design(&self, repeats: usize, can_measure: bool) -> Design {
+        Design {
+            repeats,
+            max_extra_pairs: usize::try_from(self.max_extra_pairs).unwrap_or(usize::MAX),
+            can_measure,
+        }
+    }
+
+    fn assess_in(&self, case: &VerdictCase, design: Option<Design>) -> Step {
+        let decided = |outcome, reason: String| {
+            Step::Judged(Assessment {
+                judgement: Judgement::new(outcome, reason),
+                primary: None,
+                confidence: self.confidence,
+                set_aside: Vec::new(),
+            })
         };
         let primary = &case.primary;
         let (candidate, bar) = (&case.candidate, &case.bar);
@@ -101,29 +170,60 @@ impl BootstrapRule {
             }
         }
         // 3. A bar without a score under this evaluator.
-        let bootstrap = self.bootstrap();
-        let Some(comparison) = compare_metric(&bootstrap, primary, candidate, bar) else {
+        let no_score = || {
             let reason = format!(
                 "candidate#{} has no score under the current evaluator",
                 bar.id
             );
-            return decided(Verdict::Keep, reason);
+            decided(Verdict::Keep, reason)
         };
-        // 4. Compare the primary.
+        if bar.mean(&primary.name).is_none() {
+            return no_score();
+        }
+        // 4. Compare the primary: over the pairs a sequential walk keeps, or every pair.
+        let bootstrap = self.bootstrap();
+        let (comparison, confidence, pairs, set_aside, notes) =
+            match design.and_then(|d| looks::walk(&bootstrap, case, &d)) {
+                Some(Walk::More(more)) => return Step::More(more),
+                Some(Walk::Judge(w)) => (
+                    w.comparison,
+                    w.confidence,
+                    Some(w.pairs),
+                    w.set_aside,
+                    w.notes,
+                ),
+                None => match compare_metric(&bootstrap, primary, candidate, bar) {
+                    Some(c) => (c, self.confidence, None, Vec::new(), String::new()),
+                    None => return no_score(),
+                },
+            };
         let mut reason = format!(
             "against candidate#{}: {}",
             bar.id,
-            comparison.text(self.confidence)
+            comparison.text(confidence)
         );
-        let outcome = self.outcome(case, &comparison, &mut reason);
-        Assessment {
+        let look = Look {
+            confidence,
+            pairs: pairs.as_deref(),
+        };
+        let outcome = self.outcome(case, &comparison, look, &mut reason);
+        reason.push_str(&notes);
+        Step::Judged(Assessment {
             judgement: Judgement::new(outcome, reason),
             primary: Some(comparison),
-        }
+            confidence,
+            set_aside,
+        })
     }
 
     /// Steps 4–7 once the primary is compared; appends to `reason`.
-    fn outcome(&self, case: &VerdictCase, comparison: &Comparison, reason: &mut String) -> Verdict {
+    fn outcome(
+        &self,
+        case: &VerdictCase,
+        comparison: &Comparison,
+        look: Look<'_>,
+        reason: &mut String,
+    ) -> Verdict {
         if comparison.gain <= 0.0 {
             return Verdict::Discard;
         }
@@ -137,7 +237,7 @@ impl BootstrapRule {
                 }
             ) {
                 reason.push_str(": the gain is not significant");
-                reason.push_str(&settling_advice(case, comparison, self.confidence));
+                reason.push_str(&settling_advice(case, comparison, look.confidence));
             }
             return Verdict::Interesting;
         }
@@ -149,7 +249,13 @@ impl BootstrapRule {
                 case.candidate.mean(&guardrail.name).is_some(),
                 case.bar.mean(&guardrail.name).is_some(),
             );
-            let compared = compare_metric(&bootstrap, &criterion, &case.candidate, &case.bar);
+            let compared = compare_metric_over(
+                &bootstrap,
+                &criterion,
+                &case.candidate,
+                &case.bar,
+                look.pairs,
+            );
             match compared {
                 Some(g) => {
                     // No bound (one pair, or a noisy aggregate) cannot rule out a loss.
@@ -173,6 +279,29 @@ impl BootstrapRule {
             reason.push_str("; guardrails past their margin: ");
             reason.push_str(&past.join(", "));
             Verdict::Interesting
+        }
+    }
+}
+
+/// The look a comparison of the primary was made in: the confidence of its bound, and the pairs
+/// it kept (`None`: every pair), over which the guardrails are compared too.
+#[derive(Clone, Copy)]
+struct Look<'a> {
+    confidence: Confidence,
+    pairs: Option<&'a [usize]>,
+}
+
+impl Step {
+    /// The assessment of a judged step; a request for more is judged on nothing.
+    fn judged(self) -> Assessment {
+        match self {
+            Step::Judged(assessment) => assessment,
+            Step::More(more) => Assessment {
+                judgement: Judgement::new(Verdict::Interesting, more.reason),
+                primary: None,
+                confidence: Confidence::default(),
+                set_aside: Vec::new(),
+            },
         }
     }
 }
@@ -201,102 +330,6 @@ fn settling_advice(case: &VerdictCase, comparison: &Comparison, confidence: Conf
         Some(_) => format!("; {spread}"),
         None => {
             format!("; {spread}: more than {LIMIT} pairs would be needed to show a gain this small")
-        }
-    }
-}
-
-/// The `min_speedup` verdict rule (`docs/campaign.md#min-speedup`): `bootstrap`, then a keep whose relative gain is
-/// below `min_speedup` becomes `interesting`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "MinSpeedupParams", into = "MinSpeedupParams")]
-pub struct MinSpeedupRule {
-    /// The bootstrap rule it wraps.
-    pub bootstrap: BootstrapRule,
-    /// The minimum relative gain, as a fraction (0.05 = 5%).
-    pub min_speedup: f64,
-}
-
-impl MinSpeedupRule {
-    /// Validates `min_speedup` (finite, ≥ 0).
-    pub fn new(bootstrap: BootstrapRule, min_speedup: f64) -> Result<Self, StatsError> {
-        if !(min_speedup.is_finite() && min_speedup >= 0.0) {
-            return Err(StatsError::MinSpeedup(min_speedup));
-        }
-        Ok(Self {
-            bootstrap,
-            min_speedup,
-        })
-    }
-
-    /// Judges `case`.
-    pub fn decide(&self, case: &VerdictCase) -> Judgement {
-        self.assess(case).judgement
-    }
-
-    /// [`MinSpeedupRule::decide`], also returning the primary's comparison.
-    pub fn assess(&self, case: &VerdictCase) -> Assessment {
-        let mut assessment = self.bootstrap.assess(case);
-        if assessment.judgement.outcome != Verdict::Keep {
-            return assessment;
-        }
-        // Only a keep that compared the primary has a bar mean (step 3 keeps have none). The
-        // comparison shows paired means over the pairs path and the sides' means otherwise.
-        let Some(comparison) = &assessment.primary else {
-            return assessment;
-        };
-        if comparison.bar == 0.0 {
-            return assessment;
-        }
-        let speedup = comparison.gain / comparison.bar.abs();
-        if speedup < self.min_speedup {
-            let judgement = &mut assessment.judgement;
-            judgement.outcome = Verdict::Interesting;
-            judgement.reason.push_str(&format!(
-                "; {:.1}% is below min_speedup {:.0}%",
-                speedup * 100.0,
-                self.min_speedup * 100.0
-            ));
-        }
-        assessment
-    }
-}
-
-/// `min_speedup`'s parameters as written in `[plugins.verdict_rule]`: bootstrap's, flat.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MinSpeedupParams {
-    #[serde(default)]
-    confidence: Confidence,
-    #[serde(default = "default_resamples")]
-    resamples: NonZeroU32,
-    #[serde(default)]
-    seed: u64,
-    min_speedup: f64,
-}
-
-fn default_resamples() -> NonZeroU32 {
-    BootstrapRule::default().resamples
-}
-
-impl TryFrom<MinSpeedupParams> for MinSpeedupRule {
-    type Error = StatsError;
-    fn try_from(p: MinSpeedupParams) -> Result<Self, StatsError> {
-        let bootstrap = BootstrapRule {
-            confidence: p.confidence,
-            resamples: p.resamples,
-            seed: p.seed,
-        };
-        Self::new(bootstrap, p.min_speedup)
-    }
-}
-
-impl From<MinSpeedupRule> for MinSpeedupParams {
-    fn from(rule: MinSpeedupRule) -> Self {
-        Self {
-            confidence: rule.bootstrap.confidence,
-            resamples: rule.bootstrap.resamples,
-            seed: rule.bootstrap.seed,
-            min_speedup: rule.min_speedup,
         }
     }
 }

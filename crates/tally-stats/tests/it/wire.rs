@@ -87,8 +87,10 @@ fn rule_parameters_default_and_validate() {
     assert_eq!(rule, BootstrapRule::new(0.9, 10_000, 4).unwrap());
     assert_eq!(
         serde_json::to_value(rule).unwrap(),
-        json!({"confidence": 0.9, "resamples": 10000, "seed": 4})
+        json!({"confidence": 0.9, "resamples": 10000, "seed": 4, "max_extra_pairs": 3})
     );
+    let rule: BootstrapRule = serde_json::from_value(json!({"max_extra_pairs": 0})).unwrap();
+    assert_eq!(rule, BootstrapRule::default().with_max_extra_pairs(0));
     let err = serde_json::from_value::<BootstrapRule>(json!({"confidence": 1.0})).unwrap_err();
     assert!(
         err.to_string()
@@ -106,7 +108,7 @@ fn rule_parameters_default_and_validate() {
     );
     assert_eq!(
         serde_json::to_value(rule).unwrap(),
-        json!({"confidence": 0.95, "resamples": 10000, "seed": 2, "min_speedup": 0.05})
+        json!({"confidence": 0.95, "resamples": 10000, "seed": 2, "max_extra_pairs": 3, "min_speedup": 0.05})
     );
     let err = serde_json::from_value::<MinSpeedupRule>(json!({"seed": 2})).unwrap_err();
     assert!(
