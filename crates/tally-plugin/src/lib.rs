@@ -25,5 +25,7 @@ pub use problem::ConfigProblem;
 pub use registry::{Build, Capability, Check, Entry, ProviderInfo, Registry};
 pub use section::{Block, Figure, Rendered, Section, SectionInput, Surface, Table};
 pub use stop::{FactReading, StopDecision, StopInput, StopRule};
-pub use verdict::{Criterion, Guardrail, Judgement, Side, VerdictCase, VerdictRule};
+pub use verdict::{
+    Criterion, Guardrail, Judgement, MoreSamples, Ruling, Sampling, Side, VerdictCase, VerdictRule,
+};
 pub use view::{CampaignData, CampaignSummary, CandidateView, Facts, MeasurementView, MetricView};

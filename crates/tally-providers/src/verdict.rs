@@ -1,6 +1,7 @@
 //! The built-in verdict rules `bootstrap` (`docs/campaign.md#bootstrap`, the default) and `min_speedup`
 //! (`docs/campaign.md#min-speedup`): their parameters, the checks of their values, and thin wrappers around
-//! `tally-stats`'s [`BootstrapRule`] and [`MinSpeedupRule`], which do all the deciding.
+//! `tally-stats`'s [`BootstrapRule`] and [`MinSpeedupRule`], which do all the deciding (and, told
+//! how the pairs are measured, ask for more pairs: `docs/verdicts.md#more-pairs`).
 //!
 //! `confirm` is declared here so `tally.toml` may set it and `tally plugins` documents it, but it
 //! is the engine that reads it (it re-measures a keep before moving the head); the rules ignore
@@ -8,10 +9,10 @@
 
 use serde_json::json;
 use tally_plugin::{
-    Entry, Judgement, ParamKind, ParamSpec, Params, ProviderError, ProviderInfo, VerdictCase,
-    VerdictRule,
+    Entry, Judgement, ParamKind, ParamSpec, Params, ProviderError, ProviderInfo, Ruling, Sampling,
+    VerdictCase, VerdictRule,
 };
-use tally_stats::{BootstrapRule, Confidence, MinSpeedupRule};
+use tally_stats::{BootstrapRule, Confidence, DEFAULT_MAX_EXTRA_PAIRS, MinSpeedupRule};
 
 use crate::checks::Checks;
 
@@ -35,6 +36,13 @@ fn bootstrap_params() -> Vec<ParamSpec> {
             ParamKind::Integer,
             json!(0),
             "generator seed: the same measurements and seed give the same verdict",
+        ),
+        ParamSpec::optional(
+            "max_extra_pairs",
+            ParamKind::Integer,
+            json!(DEFAULT_MAX_EXTRA_PAIRS),
+            "pairs beyond repeats a candidate may be given, to re-measure a pair with a far sample \
+             or to look again when the first pairs are inconclusive; 0 judges the repeats alone",
         ),
         ParamSpec::optional(
             "confirm",
@@ -109,6 +117,12 @@ fn read_bootstrap(
         "a whole number of resamples from 1 to 4294967295, such as 10000",
     );
     let seed = checks.integer("seed", 0, u64::MAX, "a whole number of at least 0");
+    let max_extra_pairs = checks.integer(
+        "max_extra_pairs",
+        0,
+        MAX_EXTRA_PAIRS,
+        "a whole number of pairs from 0 to 1000, such as 3",
+    );
     if params.get("confirm").is_some() && params.bool("confirm").is_none() {
         checks.problem("confirm", "expected true or false");
     }
@@ -119,8 +133,14 @@ fn read_bootstrap(
         resamples.map_or(defaults.resamples.get(), |n| n as u32),
         seed.unwrap_or(defaults.seed),
     )
+    .map(|rule| {
+        rule.with_max_extra_pairs(max_extra_pairs.map_or(DEFAULT_MAX_EXTRA_PAIRS, |n| n as u32))
+    })
     .map_err(|e| vec![problem(params, "confidence", &e.to_string())])
 }
+
+/// The most extra pairs a rule may ask for per candidate: as many as `repeats` may be.
+const MAX_EXTRA_PAIRS: u64 = 1000;
 
 fn problem(params: &Params, name: &str, message: &str) -> tally_plugin::ConfigProblem {
     tally_plugin::ConfigProblem::missing(params.key(name), message)
@@ -133,6 +153,10 @@ impl VerdictRule for Bootstrap {
     fn decide(&self, case: &VerdictCase) -> Result<Judgement, ProviderError> {
         Ok(self.0.decide(case))
     }
+
+    fn rule(&self, case: &VerdictCase, sampling: &Sampling) -> Result<Ruling, ProviderError> {
+        Ok(self.0.rule(case, sampling))
+    }
 }
 
 /// `min_speedup` as a provider.
@@ -141,5 +165,9 @@ struct MinSpeedup(MinSpeedupRule);
 impl VerdictRule for MinSpeedup {
     fn decide(&self, case: &VerdictCase) -> Result<Judgement, ProviderError> {
         Ok(self.0.decide(case))
+    }
+
+    fn rule(&self, case: &VerdictCase, sampling: &Sampling) -> Result<Ruling, ProviderError> {
+        Ok(self.0.rule(case, sampling))
     }
 }

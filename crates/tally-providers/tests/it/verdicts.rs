@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use tally_model::Verdict;
-use tally_plugin::VerdictCase;
+use tally_plugin::{Ruling, Sampling, VerdictCase};
 use tally_stats::{BootstrapRule, MinSpeedupRule};
 
 use crate::fixture::verdict_rule;
@@ -62,7 +62,53 @@ fn min_speedup_turns_a_small_keep_into_interesting() {
 }
 
 #[test]
+fn max_extra_pairs_bounds_the_pairs_a_rule_asks_for() {
+    // Pair 2's bar sample is 20% slow: measured with room for more, the rule asks for it again.
+    let throttled = case("higher", &[110.0, 110.5, 109.6], &[100.0, 80.2, 100.3]);
+    let sampling = Sampling {
+        repeats: 3,
+        can_measure: true,
+    };
+    for (provider, mut table) in [
+        ("bootstrap", json!({})),
+        ("min_speedup", json!({"min_speedup": 0.05})),
+    ] {
+        let rule = verdict_rule(provider, table.clone()).unwrap();
+        let asked = rule.rule(&throttled, &sampling).unwrap();
+        assert!(
+            matches!(&asked, Ruling::More(m) if m.pairs == 1),
+            "{asked:?}"
+        );
+        // `decide` is the fixed design: it never asks.
+        assert_eq!(
+            rule.decide(&throttled).unwrap().outcome,
+            Verdict::Interesting
+        );
+        table["max_extra_pairs"] = json!(0);
+        let fixed = verdict_rule(provider, table).unwrap();
+        assert_eq!(
+            fixed.rule(&throttled, &sampling).unwrap(),
+            Ruling::Judged(fixed.decide(&throttled).unwrap())
+        );
+    }
+    let expected = BootstrapRule::default()
+        .with_max_extra_pairs(5)
+        .rule(&throttled, &sampling);
+    let rule = verdict_rule("bootstrap", json!({"max_extra_pairs": 5})).unwrap();
+    assert_eq!(rule.rule(&throttled, &sampling).unwrap(), expected);
+}
+
+#[test]
 fn bad_parameters_are_reported_at_their_keys() {
+    let problems = verdict_rule("bootstrap", json!({"max_extra_pairs": 1001}))
+        .err()
+        .unwrap();
+    assert_eq!(
+        problems,
+        [
+            "plugins.verdict_rule.max_extra_pairs = 1001: expected a whole number of pairs from 0 to 1000, such as 3"
+        ]
+    );
     let problems = verdict_rule(
         "bootstrap",
         json!({"confidence": 1.5, "resamples": 0, "seed": -1}),

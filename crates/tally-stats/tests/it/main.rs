@@ -6,4 +6,5 @@ mod cases;
 mod min_speedup;
 mod properties;
 mod rule;
+mod sequential;
 mod wire;
