@@ -6,7 +6,9 @@
 //! | 1 | failure, bad input or a refusal: unreadable or invalid files, config or store problems, values the command refuses |
 //! | 2 | usage: unknown flag, missing argument, malformed command line |
 //! | 3 | held: a campaign command returned because the campaign is held |
-//! | 130 | interrupted by Ctrl-C |
+//! | 130 | interrupted by Ctrl-C (SIGINT) |
+//! | 143 | interrupted by SIGTERM (`timeout`, `kill`, a batch scheduler) |
+//! | 129 | interrupted by SIGHUP (the terminal or SSH session closed) |
 //!
 //! A closed standard output (`tally ... | head`) is not a failure: the command stops quietly with
 //! status 0, as ripgrep does.
@@ -27,9 +29,8 @@ pub enum Status {
     /// The campaign is held (3).
     #[allow(dead_code)]
     Held,
-    /// Ctrl-C (130).
-    #[allow(dead_code)]
-    Interrupted,
+    /// Interrupted by a signal: SIGINT (130), SIGTERM (143) or SIGHUP (129); 128 + its number.
+    Interrupted(i32),
 }
 
 impl From<Status> for ExitCode {
@@ -38,7 +39,7 @@ impl From<Status> for ExitCode {
             Status::Success => 0,
             Status::Refused => 1,
             Status::Held => 3,
-            Status::Interrupted => 130,
+            Status::Interrupted(signal) => u8::try_from(128 + signal).unwrap_or(130),
         })
     }
 }

@@ -11,7 +11,7 @@ use tally_engine::InitOutcome;
 use tally_store::Store;
 
 use super::context::{CONFIG_FILE, Loaded, Workspace, engine};
-use super::progress::{Progress, ctrl_c_token};
+use super::progress::{Progress, interrupt_token, interrupting_signal};
 use crate::cli::{CampaignOptions, InitArgs, TemplateArg};
 use crate::exit::Status;
 use crate::printer;
@@ -79,7 +79,7 @@ pub fn run(args: &InitArgs, options: &CampaignOptions) -> anyhow::Result<Status>
     let runner = workspace.runner(&loaded.settings.name)?;
     let progress = Progress::new();
     let engine = engine(&workspace, &store, &runner, &loaded, &progress);
-    let cancel = ctrl_c_token();
+    let cancel = interrupt_token();
     let name = &loaded.settings.name;
     match engine.init(&head, &cancel)? {
         InitOutcome::Registered { primary } => {
@@ -114,10 +114,11 @@ pub fn run(args: &InitArgs, options: &CampaignOptions) -> anyhow::Result<Status>
             Ok(Status::Success)
         }
         InitOutcome::Interrupted => {
-            printer::note(
-                "interrupted: the baseline is measured by the next `tally init` or `tally run`",
-            );
-            Ok(Status::Interrupted)
+            let (signal, name) = interrupting_signal();
+            printer::note(&format!(
+                "interrupted ({name}): the baseline is measured by the next `tally init` or `tally run`"
+            ));
+            Ok(Status::Interrupted(signal))
         }
     }
 }
