@@ -11,7 +11,7 @@ use tally_model::{
 };
 use tally_plugin::{CampaignData, FactInfo, Facts, ProviderError, Rendered, SectionInput, Surface};
 use tally_runner::{CommitId, SampleRunner};
-use tally_store::{
+use tally_contract::{
     CampaignSnapshot, HeadUpdate, NewCandidate, NewEvaluation, NewMeasurement, Store, VerdictWrite,
     VerdictWriteOutcome,
 };

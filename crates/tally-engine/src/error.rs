@@ -4,7 +4,7 @@
 
 use tally_plugin::ConfigProblem;
 use tally_runner::RunnerError;
-use tally_store::StoreError;
+use tally_contract::StoreError;
 
 /// Why an engine call could not do its work.
 #[derive(Debug, thiserror::Error)]

@@ -11,7 +11,7 @@ use tally_model::{
     MeasurementId, Side as MSide, UnitValues,
 };
 use tally_runner::{Attempt, CancelToken, CommitId, EvaluateCommand, SampleRequest, Side};
-use tally_store::NewMeasurement;
+use tally_contract::NewMeasurement;
 
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};

@@ -13,7 +13,7 @@ use tally_model::{
     UnitValues, Verdict,
 };
 use tally_plugin::{Criterion, Guardrail, Judgement, Side, VerdictCase};
-use tally_store::{HeadUpdate, VerdictWrite, VerdictWriteOutcome};
+use tally_contract::{HeadUpdate, VerdictWrite, VerdictWriteOutcome};
 
 use crate::engine::Engine;
 use crate::error::Result;

@@ -1,6 +1,6 @@
 //! `tally-engine`: the campaign loop (`docs/campaign.md`: vocabulary to facts, sections, commands).
 //!
-//! [`Engine`] takes a [`Store`](tally_store::Store), a
+//! [`Engine`] takes a [`Store`](tally_contract::Store), a
 //! [`SampleRunner`](tally_runner::SampleRunner), resolved [`Settings`](tally_config::Settings),
 //! built [`Providers`], a [`Clock`] and an [`Observer`] — all traits or plain values, so tests hand
 //! it an in-memory store, a scripted runner and a fixed clock and test campaign logic exactly.

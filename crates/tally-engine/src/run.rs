@@ -12,7 +12,7 @@ use tally_model::{
 };
 use tally_plugin::StopDecision;
 use tally_runner::{CancelToken, CommitId};
-use tally_store::{NewCampaign, NewCandidate, NewEvaluation};
+use tally_contract::{NewCampaign, NewCandidate, NewEvaluation};
 
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};

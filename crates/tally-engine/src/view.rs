@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use tally_config::Settings;
 use tally_model::{CandidateId, Measurement};
 use tally_plugin::{CampaignData, CampaignSummary, CandidateView, MeasurementView, MetricView};
-use tally_store::CampaignSnapshot;
+use tally_contract::CampaignSnapshot;
 
 /// Whether a measurement enters means and verdicts under `evaluator`.
 pub fn counts(m: &Measurement, evaluator: &str) -> bool {
