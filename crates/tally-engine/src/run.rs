@@ -6,13 +6,12 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+use tally_contract::{CancelToken, CommitId, NewCampaign, NewCandidate, NewEvaluation};
 use tally_model::{
     Campaign, CampaignState, CandidateId, Evaluation, EvaluationId, EvaluationKind,
     EvaluationState, Verdict,
 };
 use tally_plugin::StopDecision;
-use tally_runner::{CancelToken, CommitId};
-use tally_contract::{NewCampaign, NewCandidate, NewEvaluation};
 
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};

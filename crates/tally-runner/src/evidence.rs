@@ -22,15 +22,7 @@ use tally_evidence::{Resolver, account_gpu_time};
 /// The environment variable naming the evidence file.
 pub(crate) const EVIDENCE_VAR: &str = "TALLY_EVIDENCE_FILE";
 
-/// What an evidence artifact accounts for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Evidence {
-    /// GPU busy time: the sum over the artifact's device clocks of the union of their busy
-    /// intervals, in nanoseconds.
-    pub gpu_busy_ns: u64,
-    /// Device clocks (device and clock domain) with measurable GPU activity.
-    pub devices: usize,
-}
+pub use tally_contract::Evidence;
 
 /// Moves the file the command wrote at `written` to `kept` (creating its directory); `Ok(false)`
 /// when the command wrote none.

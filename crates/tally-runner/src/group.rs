@@ -52,7 +52,8 @@ use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
 use nix::unistd::Pid;
 
-use crate::cancel::{CancelToken, Wake};
+use tally_contract::{CancelToken, Wake};
+
 use crate::metric::MetricScanner;
 use crate::{RunnerError, proc_scan};
 

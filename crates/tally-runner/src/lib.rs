@@ -3,10 +3,11 @@
 //! parsed, the evidence file kept and accounted, the outcome classified into one sentence, the
 //! checkout removed. Plus the run lock that keeps one `tally run` per campaign.
 //!
-//! Entry points: [`SampleRunner`] (the trait the engine takes) with [`WorktreeRunner`] (real) and
-//! [`ScriptedRunner`] (fake, for tests); [`SampleRequest`] in, [`Attempt`]s out; [`CancelToken`]
-//! for Ctrl-C; [`prune_leftovers`] and [`RunLock`] at the start of `tally run`;
-//! [`become_child_subreaper`] once in the binary's `main`. The contract for evaluate scripts is
+//! Entry points: [`WorktreeRunner`] (real) and [`ScriptedRunner`] (fake, for tests), the two
+//! implementations of `tally-contract`'s [`SampleRunner`] (re-exported here with
+//! [`SampleRequest`], [`Attempt`], [`CancelToken`] and the rest of the sample's contract);
+//! [`prune_leftovers`] and [`RunLock`] at the start of `tally run`; [`become_child_subreaper`]
+//! once in the binary's `main`. The contract for evaluate scripts is
 //! `docs/evaluate-protocol.md`.
 //!
 //! Architecture invariant: this is an adapter — it knows git, processes and files (and reads
@@ -15,7 +16,6 @@
 //! calls, helper threads inside, no async runtime. Linux only (process groups are swept through
 //! `/proc`).
 
-mod cancel;
 mod error;
 pub mod evidence;
 pub mod git;
@@ -29,17 +29,16 @@ mod scripted;
 pub mod units;
 pub mod worktree;
 
-pub use cancel::CancelToken;
 pub use error::RunnerError;
-pub use evidence::Evidence;
-pub use git::{CommitId, Git};
+pub use git::Git;
 pub use group::become_child_subreaper;
 pub use lock::{LockHolder, RunLock, run_lock_path};
-pub use outcome::{Failure, Outcome};
-pub use sample::{
-    Attempt, EvaluateCommand, EvidenceFile, LogFiles, SampleRequest, SampleRunner, Side,
-    WorktreeRunner,
-};
+pub use sample::WorktreeRunner;
 pub use scripted::{ScriptedAttempt, ScriptedRunner};
+pub use tally_contract::{
+    Attempt, CancelToken, CommitId, EvaluateCommand, Evidence, EvidenceFile, Failure, LogFiles,
+    Outcome, SampleRequest, SampleRunner,
+};
+pub use tally_model::Side;
 pub use units::Units;
 pub use worktree::{Checkout, Pruned, default_worktree_root, prune_leftovers, validate_links};
