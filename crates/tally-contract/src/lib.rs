@@ -2,8 +2,8 @@
 //! implements them — the [`Store`] trait with its records, its error and (behind the
 //! `test-support` feature) the conformance suite every backend must pass; the [`SampleRunner`]
 //! trait with the request and the [`Attempt`] it answers, how an attempt ended ([`Outcome`],
-//! [`Failure`]) and the retry rule; the [`CancelToken`] that stops a sample in flight; and
-//! what an evidence artifact accounts for ([`Evidence`]).
+//! [`Failure`]) and the retry rule; the [`CancelToken`] that stops a sample in flight; and the
+//! [`EvidenceAccountant`] that says what an evidence artifact accounts for ([`Evidence`]).
 //!
 //! Why a crate of its own rather than more of `tally-model`: the model is plain data that the
 //! plugin contract hands to providers, while these are behaviour — traits a backend or an
@@ -27,7 +27,7 @@ mod store;
 
 pub use cancel::{CancelToken, Listening, Wake};
 pub use error::{BackendError, StoreError};
-pub use evidence::Evidence;
+pub use evidence::{Evidence, EvidenceAccountant};
 pub use outcome::{Failure, Outcome, STDERR_TAIL_CHARS, signal_name};
 pub use records::{
     CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate,

@@ -10,14 +10,14 @@
 //! once in the binary's `main`. The contract for evaluate scripts is
 //! `docs/evaluate-protocol.md`.
 //!
-//! Architecture invariant: this is an adapter — it knows git, processes and files (and reads
-//! evidence artifacts through `tally-evidence`), and nothing of the store, verdicts or
-//! configuration files (the engine hands it plain values). The API is synchronous: blocking
+//! Architecture invariant: this is an adapter — it knows git, processes and files, and nothing
+//! of the store, verdicts, configuration files (the engine hands it plain values) or the
+//! evidence format (it keeps the artifact and asks the [`EvidenceAccountant`] it was given). The API is synchronous: blocking
 //! calls, helper threads inside, no async runtime. Linux only (process groups are swept through
 //! `/proc`).
 
 mod error;
-pub mod evidence;
+mod evidence;
 pub mod git;
 mod group;
 pub mod lock;
@@ -36,8 +36,8 @@ pub use lock::{LockHolder, RunLock, run_lock_path};
 pub use sample::WorktreeRunner;
 pub use scripted::{ScriptedAttempt, ScriptedRunner};
 pub use tally_contract::{
-    Attempt, CancelToken, CommitId, EvaluateCommand, Evidence, EvidenceFile, Failure, LogFiles,
-    Outcome, SampleRequest, SampleRunner,
+    Attempt, CancelToken, CommitId, EvaluateCommand, Evidence, EvidenceAccountant, EvidenceFile,
+    Failure, LogFiles, Outcome, SampleRequest, SampleRunner,
 };
 pub use tally_model::Side;
 pub use units::Units;

@@ -1,19 +1,23 @@
 //! [`WorktreeRunner`], the real [`SampleRunner`]: one attempt is to check out the revision in a
 //! fresh worktree ([`Checkout`]), run the evaluate command there in its own process group
 //! ([`crate::group`]), read the units file, keep the evidence file next to the logs, classify
-//! ([`crate::outcome`]), remove the checkout, and account the evidence ([`crate::evidence`])
-//! when the attempt succeeded. The trait, its request and result types and the retry rule are
-//! `tally-contract`'s.
+//! ([`crate::outcome`]), remove the checkout, and have the evidence accounted through the
+//! runner's [`EvidenceAccountant`] when the attempt succeeded. The trait, its request and result
+//! types and the retry rule are `tally-contract`'s.
 //!
 //! Deliberately absent: the store, the verdict, pairing candidate and bar samples (the engine
 //! decides what to run and records what comes back); the API is synchronous and blocking.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tally_contract::{Attempt, CancelToken, EvidenceFile, LogFiles, SampleRequest, SampleRunner};
+use tally_contract::{
+    Attempt, CancelToken, EvidenceAccountant, EvidenceFile, LogFiles, SampleRequest, SampleRunner,
+};
 
 use crate::RunnerError;
 use crate::evidence::{self, EVIDENCE_VAR};
@@ -23,19 +27,38 @@ use crate::outcome::{Failure, Finished, Outcome, classify};
 use crate::worktree::{Checkout, UNITS_VAR, marker, prepare_worktree_root};
 
 /// The real runner: git worktrees under a campaign-owned root, process groups, timeouts.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct WorktreeRunner {
     git: Git,
     worktree_root: PathBuf,
+    accountant: Arc<dyn EvidenceAccountant>,
+}
+
+impl fmt::Debug for WorktreeRunner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorktreeRunner")
+            .field("git", &self.git)
+            .field("worktree_root", &self.worktree_root)
+            .finish_non_exhaustive()
+    }
 }
 
 impl WorktreeRunner {
     /// A runner for the repository `git`, making checkouts under `worktree_root` (created if
     /// missing; it must be outside the working tree, and owned by one campaign — see
-    /// [`default_worktree_root`](crate::default_worktree_root)).
-    pub fn new(git: Git, worktree_root: &Path) -> Result<Self, RunnerError> {
+    /// [`default_worktree_root`](crate::default_worktree_root)), and having the evidence files
+    /// of successful attempts accounted by `accountant`.
+    pub fn new(
+        git: Git,
+        worktree_root: &Path,
+        accountant: Arc<dyn EvidenceAccountant>,
+    ) -> Result<Self, RunnerError> {
         let worktree_root = prepare_worktree_root(&git, worktree_root)?;
-        Ok(Self { git, worktree_root })
+        Ok(Self {
+            git,
+            worktree_root,
+            accountant,
+        })
     }
 
     /// The canonical worktree root.
@@ -152,7 +175,7 @@ impl SampleRunner for WorktreeRunner {
             Ok(false) => {}
             Ok(true) => {
                 let accounted = succeeded
-                    .then(|| evidence::account(&kept_evidence))
+                    .then(|| self.accountant.account(&kept_evidence))
                     .transpose()
                     .unwrap_or_else(|why| {
                         result.failure = Some(Failure::BadEvidence { why });
