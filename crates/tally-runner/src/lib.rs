@@ -13,17 +13,15 @@
 //! Architecture invariant: this is an adapter — it knows git, processes and files, and nothing
 //! of the store, verdicts, configuration files (the engine hands it plain values) or the
 //! evidence format (it keeps the artifact and asks the [`EvidenceAccountant`] it was given). The API is synchronous: blocking
-//! calls, helper threads inside, no async runtime. Linux only (process groups are swept through
-//! `/proc`).
+//! calls, helper threads inside, no async runtime. Linux only: processes are driven by
+//! `tally-process`.
 
 mod error;
 mod evidence;
 pub mod git;
-mod group;
 pub mod lock;
 pub mod metric;
 pub mod outcome;
-mod proc_scan;
 mod sample;
 mod scripted;
 pub mod units;
@@ -31,9 +29,8 @@ pub mod worktree;
 
 pub use error::RunnerError;
 pub use git::Git;
-pub use group::become_child_subreaper;
 pub use lock::{LockHolder, RunLock, run_lock_path};
-pub use sample::WorktreeRunner;
+pub use sample::{WorktreeRunner, become_child_subreaper};
 pub use scripted::{ScriptedAttempt, ScriptedRunner};
 pub use tally_contract::{
     Attempt, CancelToken, CommitId, EvaluateCommand, Evidence, EvidenceAccountant, EvidenceFile,

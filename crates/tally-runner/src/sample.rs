@@ -1,6 +1,6 @@
 //! [`WorktreeRunner`], the real [`SampleRunner`]: one attempt is to check out the revision in a
 //! fresh worktree ([`Checkout`]), run the evaluate command there in its own process group
-//! ([`crate::group`]), read the units file, keep the evidence file next to the logs, classify
+//! (`tally_process::run_in_group`, its stdout through the METRIC scanner), read the units file, keep the evidence file next to the logs, classify
 //! ([`crate::outcome`]), remove the checkout, and have the evidence accounted through the
 //! runner's [`EvidenceAccountant`] when the attempt succeeded. The trait, its request and result
 //! types and the retry rule are `tally-contract`'s.
@@ -12,19 +12,33 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tally_contract::{
     Attempt, CancelToken, EvidenceAccountant, EvidenceFile, LogFiles, SampleRequest, SampleRunner,
 };
+use tally_process::{Command, End, Keep, Sink, SpawnError, run_in_group};
 
 use crate::RunnerError;
 use crate::evidence::{self, EVIDENCE_VAR};
 use crate::git::Git;
-use crate::group::{End, GroupCommand, run_in_group};
-use crate::outcome::{Failure, Finished, Outcome, classify};
+use crate::metric::MetricScanner;
+use crate::outcome::{Failure, Finished, Outcome, STDERR_TAIL_CHARS, classify};
 use crate::worktree::{Checkout, UNITS_VAR, marker, prepare_worktree_root};
+
+/// Bytes of stderr kept for the failure sentence (enough for the last 500 characters).
+const STDERR_TAIL_BYTES: usize = 4 * STDERR_TAIL_CHARS + 4;
+
+/// Makes this process a "child subreaper" (Linux `PR_SET_CHILD_SUBREAPER`): descendants of the
+/// evaluate command whose parent dies are re-parented to this process instead of init, so the
+/// runner reaps every process of a sample itself. Process-wide; call once at start-up.
+pub fn become_child_subreaper() -> Result<(), RunnerError> {
+    tally_process::become_child_subreaper().map_err(|errno| RunnerError::System {
+        call: "prctl(PR_SET_CHILD_SUBREAPER)",
+        errno,
+    })
+}
 
 /// The real runner: git worktrees under a campaign-owned root, process groups, timeouts.
 #[derive(Clone)]
@@ -133,25 +147,43 @@ impl SampleRunner for WorktreeRunner {
             ("TALLY_SIDE".into(), request.side.as_str().into()),
             ("TALLY_SAMPLE".into(), request.sample.to_string().into()),
         ];
-        let group = GroupCommand {
+        let scanner = Arc::new(Mutex::new(MetricScanner::new()));
+        let scanning = scanner.clone();
+        let group = Command {
             argv: &command.argv,
-            dir: checkout.worktree(),
+            dir: Some(checkout.worktree()),
             env,
-            marker: marker(&units_path),
-            stdout_log: &logs.stdout,
-            stderr_log: &logs.stderr,
-            timeout: command.timeout,
+            stdin: None,
+            stdout: Sink {
+                log: Some(&logs.stdout),
+                feed: Some(Box::new(move |chunk| {
+                    scanning
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .feed(chunk);
+                })),
+                keep: Keep::Nothing,
+            },
+            stderr: Sink {
+                log: Some(&logs.stderr),
+                feed: None,
+                keep: Keep::Tail(STDERR_TAIL_BYTES),
+            },
         };
-        let run = match run_in_group(&group, cancel) {
+        let run = match run_in_group(group, &marker(&units_path), command.timeout, cancel) {
             Ok(run) => run,
             Err(why) => {
-                result.outcome = Outcome::SpawnFailed(why);
+                result.outcome = Outcome::SpawnFailed(spawn_failure(&why, checkout.worktree()));
                 return finish(result, "", None);
             }
         };
+        let stderr_tail = String::from_utf8_lossy(&run.stderr).into_owned();
         result.logs = Some(logs);
         result.wall = run.wall;
-        result.metrics = run.metrics;
+        result.metrics = scanner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .metrics();
         result.stray_pids = run.strays;
         result.outcome = match run.end {
             End::Exited(code) => Outcome::Exited(code),
@@ -168,7 +200,7 @@ impl SampleRunner for WorktreeRunner {
         let evidence = evidence::keep(&evidence_path, &kept_evidence);
         // Removal failures are not the sample's fault; the drop guard and the next prune retry.
         drop(checkout);
-        let mut result = finish(result, &run.stderr_tail, units_file);
+        let mut result = finish(result, &stderr_tail, units_file);
         // Evidence is checked last, and only read when nothing else failed (`docs/evaluate-protocol.md` §4b).
         let succeeded = result.failure.is_none();
         match evidence {
@@ -194,5 +226,16 @@ impl SampleRunner for WorktreeRunner {
             Err(_) => {}
         }
         result
+    }
+}
+
+/// The sentence for an evaluate command that could not be started in `dir`.
+fn spawn_failure(why: &SpawnError, dir: &Path) -> String {
+    match why {
+        SpawnError::EmptyCommand => "the evaluate command is empty".to_owned(),
+        SpawnError::Log(err) => format!("could not create the log file: {err}"),
+        SpawnError::Start { program, source } => {
+            format!("could not start `{program}` in {}: {source}", dir.display())
+        }
     }
 }
