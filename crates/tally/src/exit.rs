@@ -21,14 +21,9 @@ use crate::printer;
 pub enum Status {
     /// Done (0).
     Success,
-    /// The input was read but refused, and the command already said why (1).
-    #[allow(dead_code)]
-    Refused,
     /// The campaign is held (3).
-    #[allow(dead_code)]
     Held,
     /// Ctrl-C (130).
-    #[allow(dead_code)]
     Interrupted,
 }
 
@@ -36,7 +31,6 @@ impl From<Status> for ExitCode {
     fn from(status: Status) -> Self {
         ExitCode::from(match status {
             Status::Success => 0,
-            Status::Refused => 1,
             Status::Held => 3,
             Status::Interrupted => 130,
         })
