@@ -5,16 +5,15 @@
 use std::path::PathBuf;
 
 use tally_config::Settings;
+use tally_contract::{
+    CampaignSnapshot, CommitId, HeadUpdate, NewCandidate, NewEvaluation, NewMeasurement,
+    SampleRunner, Store, VerdictWrite, VerdictWriteOutcome,
+};
 use tally_model::{
     Actor, Campaign, CampaignState, Candidate, CandidateId, EvaluationKind, EvidenceRef, Side,
     UnitValues, Verdict,
 };
 use tally_plugin::{CampaignData, FactInfo, Facts, ProviderError, Rendered, SectionInput, Surface};
-use tally_runner::{CommitId, SampleRunner};
-use tally_store::{
-    CampaignSnapshot, HeadUpdate, NewCandidate, NewEvaluation, NewMeasurement, Store, VerdictWrite,
-    VerdictWriteOutcome,
-};
 
 use crate::clock::Clock;
 use crate::error::{EngineError, Result};

@@ -23,11 +23,7 @@ use crate::printer;
 pub enum Status {
     /// Done (0).
     Success,
-    /// The input was read but refused, and the command already said why (1).
-    #[allow(dead_code)]
-    Refused,
     /// The campaign is held (3).
-    #[allow(dead_code)]
     Held,
     /// Interrupted by a signal: SIGINT (130), SIGTERM (143) or SIGHUP (129); 128 + its number.
     Interrupted(i32),
@@ -37,7 +33,6 @@ impl From<Status> for ExitCode {
     fn from(status: Status) -> Self {
         ExitCode::from(match status {
             Status::Success => 0,
-            Status::Refused => 1,
             Status::Held => 3,
             Status::Interrupted(signal) => u8::try_from(128 + signal).unwrap_or(130),
         })

@@ -2,8 +2,8 @@
 //!
 //! Owns: listing the processes that are alive (not zombies) and either belong to a given process
 //! group or carry one of given `NAME=value` entries in their environment. The process-group sweep
-//! ([`crate::group`]) kills what this finds; [`crate::worktree::prune_leftovers`] uses it to find
-//! processes left behind by a `tally run` that was killed. Environments are read only for
+//! ([`crate::group`]) kills what this finds, and so does [`crate::kill_marked`], which the runner
+//! uses to find processes left behind by a `tally run` that was killed. Environments are read only for
 //! processes started at or after a given time (a sample's processes cannot be older than the
 //! sample), which keeps a scan to one small `stat` read per process on a busy machine.
 //!

@@ -2,6 +2,8 @@
 //!
 //! Owns: a flag that, once set, stays set, and waking every sample that is waiting on its
 //! process so the process group is killed at once (not at the next poll). Clones share the flag.
+//! Whoever drives processes (`tally-process`) registers its wake-up channel with
+//! [`CancelToken::listen`].
 //!
 //! Deliberately absent: installing a signal handler. The binary does that (e.g. a thread that
 //! waits for SIGINT) and calls [`CancelToken::cancel`] from an ordinary thread — `cancel` takes
@@ -13,7 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 /// What a waiting sample is woken up for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wake {
+pub enum Wake {
     /// The process group's leader has exited (not yet reaped).
     LeaderExited,
     /// The token was cancelled.
@@ -63,7 +65,7 @@ impl CancelToken {
     /// Registers a wake-up channel until the returned guard is dropped. Check
     /// [`is_cancelled`](Self::is_cancelled) *after* this, so a cancellation between the two
     /// cannot be missed.
-    pub(crate) fn listen(&self, listener: Sender<Wake>) -> Listening<'_> {
+    pub fn listen(&self, listener: Sender<Wake>) -> Listening<'_> {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let mut listeners = self
             .shared
@@ -77,7 +79,7 @@ impl CancelToken {
 
 /// Keeps a wake-up channel registered with a [`CancelToken`]; unregisters it on drop.
 #[derive(Debug)]
-pub(crate) struct Listening<'a> {
+pub struct Listening<'a> {
     token: &'a CancelToken,
     id: u64,
 }

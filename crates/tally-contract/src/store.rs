@@ -1,7 +1,8 @@
 //! The [`Store`] trait: everything the campaign engine and the commands read from and write to
 //! durable storage, backend-neutral.
 //!
-//! Contract shared by every method (pinned by [`crate::contract`] where it is compiled in):
+//! Contract shared by every method (pinned by `conformance::store_contract`, compiled in with the
+//! `test-support` feature):
 //! - every write is one transaction: it happens entirely or not at all, and is durable when
 //!   the method returns; nothing is held open between calls;
 //! - ids are handed out by the store (campaigns, evaluations, measurements and config texts from

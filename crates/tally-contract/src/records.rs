@@ -130,7 +130,7 @@ pub struct NewMeasurement {
     pub pair: Option<MeasurementId>,
     /// Evaluator identity.
     pub evaluator: String,
-    /// `None` = full benchmark.
+    /// `None` = full benchmark (reserved: nothing records a partial benchmark yet).
     pub rung: Option<String>,
     /// Wall time, ns.
     pub duration_ns: Option<u64>,
