@@ -102,7 +102,7 @@ fn main() {
             Ok(Some(InferenceRecord::Event(e))) => json!({"ok": event(&e)}),
             Err(Error::OutOfRange { message, .. }) => json!({"range": message}),
             Err(e) => {
-                if tally_evidence::fingerprint::parse_lenient(line).is_err() {
+                if tally_evidence::json::parse_lenient(line).is_err() {
                     json!({"error": "JSON"})
                 } else {
                     json!({"error": e.message()})

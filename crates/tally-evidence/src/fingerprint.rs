@@ -24,14 +24,11 @@
 //! Nothing here does I/O.
 
 mod canonical;
-mod literals;
 
 use std::cell::RefCell;
 use std::sync::{Arc, LazyLock};
 
 use rustc_hash::FxHashMap;
-
-pub use literals::{parse_lenient, rewrite_special_literals};
 
 use crate::model::{BusyIntervals, CorrelationContext, EventBody, Metadata};
 use canonical::{Canon, hashed};

@@ -17,6 +17,7 @@ pub mod align;
 pub mod error;
 pub mod fingerprint;
 pub mod interval;
+pub mod json;
 pub mod model;
 pub mod read;
 pub mod resolve;

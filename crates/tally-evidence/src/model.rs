@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use crate::fingerprint;
+use crate::json;
 
 mod event;
 
@@ -247,11 +247,11 @@ impl Metadata {
 
     /// Parses the object. Metadata read by tally's reader always parses: it keeps the text as
     /// written, and the non-standard literals `NaN`/`Infinity`/`-Infinity` come back as the
-    /// sentinel strings of [`fingerprint::parse_lenient`].
+    /// sentinel strings of [`json::parse_lenient`].
     pub fn to_map(&self) -> serde_json::Map<String, serde_json::Value> {
         match &self.raw {
             None => serde_json::Map::new(),
-            Some(text) => match fingerprint::parse_lenient(text) {
+            Some(text) => match json::parse_lenient(text) {
                 Ok(serde_json::Value::Object(map)) => map,
                 _ => serde_json::Map::new(),
             },

@@ -39,7 +39,7 @@
 //! - **`NaN`, `Infinity`, `-Infinity`** are accepted wherever the reference accepts them: they are
 //!   floats (so refused in typed fields with the field's message), and inside `metadata` the
 //!   original text is kept. Implementation: a line that strict JSON refuses and that contains
-//!   one of these words is rewritten by [`crate::fingerprint::rewrite_special_literals`] and
+//!   one of these words is rewritten by [`crate::json::rewrite_special_literals`] and
 //!   parsed again; in such a line, a string that is exactly one of the rewrite's sentinels
 //!   (a NUL character followed by `tally:NaN`, ...) is read as the float, which no real producer
 //!   writes.

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use crate::fingerprint;
+use crate::json;
 use crate::model::{CorrelationContext, InferenceRecord, LegacyRecord, Text};
 
 use super::context::ContextRegistry;
@@ -174,7 +174,7 @@ pub(crate) fn with_json<T>(
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new("Infinity"));
     let special = wire::contains(&NAN, text) || wire::contains(&INFINITY, text);
     if special {
-        let rewritten = fingerprint::rewrite_special_literals(text);
+        let rewritten = json::rewrite_special_literals(text);
         if let Ok(line) = wire::parse_line(&rewritten) {
             let parsed = Parsed {
                 lenient: true,

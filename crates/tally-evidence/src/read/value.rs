@@ -67,7 +67,7 @@ impl Val<'_> {
     }
 }
 
-/// The JSON texts [`crate::fingerprint::rewrite_special_literals`] puts in place of `NaN`,
+/// The JSON texts [`crate::json::rewrite_special_literals`] puts in place of `NaN`,
 /// `Infinity` and `-Infinity`, with the float each stands for.
 pub(crate) const SPECIAL_SENTINELS: [(&str, f64); 3] = [
     ("\"\\u0000tally:NaN\"", f64::NAN),
@@ -244,7 +244,7 @@ mod tests {
 
     #[test]
     fn sentinels_match_the_fingerprint_rewrite() {
-        let rewritten = crate::fingerprint::rewrite_special_literals("[NaN,Infinity,-Infinity]");
+        let rewritten = crate::json::rewrite_special_literals("[NaN,Infinity,-Infinity]");
         let expected = format!(
             "[{},{},{}]",
             SPECIAL_SENTINELS[0].0, SPECIAL_SENTINELS[1].0, SPECIAL_SENTINELS[2].0

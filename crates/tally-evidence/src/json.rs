@@ -3,17 +3,17 @@
 //! [`rewrite_special_literals`], which replaces them (outside strings) by sentinel strings.
 //!
 //! Only the rewrite and the sentinels live here; how the sentinels compare is
-//! [`super::canonical`]'s business, and the reader's own use of the rewrite is `read::decode`'s.
+//! [`crate::fingerprint`]'s business, and the reader's own use of the rewrite is `read::decode`'s.
 
 use serde_json::Value;
 
 /// The sentinel strings [`parse_lenient`] puts where the input had the non-standard literals.
-pub(super) const NAN_SENTINEL: &str = "\u{0}tally:NaN";
-pub(super) const INF_SENTINEL: &str = "\u{0}tally:Infinity";
-pub(super) const NEG_INF_SENTINEL: &str = "\u{0}tally:-Infinity";
+pub(crate) const NAN_SENTINEL: &str = "\u{0}tally:NaN";
+pub(crate) const INF_SENTINEL: &str = "\u{0}tally:Infinity";
+pub(crate) const NEG_INF_SENTINEL: &str = "\u{0}tally:-Infinity";
 
 /// The float a sentinel string stands for.
-pub(super) fn special_float(s: &str) -> Option<f64> {
+pub(crate) fn special_float(s: &str) -> Option<f64> {
     if !s.starts_with('\u{0}') {
         return None;
     }
@@ -27,7 +27,7 @@ pub(super) fn special_float(s: &str) -> Option<f64> {
 
 /// Parses JSON text as the reference's parser does, also accepting the literals `NaN`, `Infinity`
 /// and `-Infinity` (which Python's `json` module reads and writes). Those literals come back as
-/// sentinel strings that [`fingerprint`](super) compares as the floats they stand for.
+/// sentinel strings that [`fingerprint`](crate::fingerprint) compares as the floats they stand for.
 pub fn parse_lenient(text: &str) -> Result<Value, serde_json::Error> {
     match serde_json::from_str(text) {
         Ok(v) => Ok(v),
