@@ -1,11 +1,40 @@
 //! The non-standard JSON literals `NaN`, `Infinity` and `-Infinity`, which Python's `json` module
 //! reads and writes: [`parse_lenient`] parses text that may hold them, by way of
-//! [`rewrite_special_literals`], which replaces them (outside strings) by sentinel strings.
+//! [`rewrite_special_literals`], which replaces them (outside strings) by sentinel strings; and
+//! [`Metadata`]'s JSON value ([`Metadata::to_map`], [`Metadata::from_map`]), which the model keeps
+//! as text.
 //!
-//! Only the rewrite and the sentinels live here; how the sentinels compare is
-//! [`crate::fingerprint`]'s business, and the reader's own use of the rewrite is `read::decode`'s.
+//! Only the rewrite, the sentinels and the metadata's value live here; how the sentinels compare
+//! is [`crate::fingerprint`]'s business, and the reader's own use of the rewrite is
+//! `read::decode`'s. All of it works on text in memory.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+use crate::model::Metadata;
+
+impl Metadata {
+    /// Metadata from a JSON object value.
+    pub fn from_map(map: &Map<String, Value>) -> Self {
+        if map.is_empty() {
+            Self::empty()
+        } else {
+            Self::from_json_text(&serde_json::to_string(map).expect("a JSON map serialises"))
+        }
+    }
+
+    /// Parses the object. Metadata read by tally's reader always parses: it keeps the text as
+    /// written, and the non-standard literals `NaN`/`Infinity`/`-Infinity` come back as the
+    /// sentinel strings of [`parse_lenient`].
+    pub fn to_map(&self) -> Map<String, Value> {
+        if self.is_empty() {
+            return Map::new();
+        }
+        match parse_lenient(self.json_text()) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        }
+    }
+}
 
 /// The sentinel strings [`parse_lenient`] puts where the input had the non-standard literals.
 pub(crate) const NAN_SENTINEL: &str = "\u{0}tally:NaN";

@@ -5,12 +5,12 @@
 //! an opaque legacy record). Values here are always valid: the reader ([`crate::read`]) and the
 //! constructors are the only ways in, and both check every rule of `docs/evidence.md#wire-format`.
 //!
-//! Deliberately absent: any I/O, any JSON parsing (see [`crate::read`]) and any notion of order or
-//! de-duplication (see [`crate::resolve`]). Times are integer nanoseconds ([`Nanos`]).
+//! Deliberately absent: any I/O, any JSON parsing (see [`crate::read`]; metadata is kept as text,
+//! and its JSON value is [`crate::json`]'s), what makes two records equal (see
+//! [`crate::fingerprint`]) and any notion of order or de-duplication (see [`crate::resolve`]).
+//! This module uses no other module of the crate. Times are integer nanoseconds ([`Nanos`]).
 
 use std::fmt;
-
-use crate::json;
 
 mod event;
 
@@ -196,7 +196,8 @@ pub struct CorrelationContext {
 ///
 /// Metadata is free-form; tally reads only a few keys from it (`intervals`, `gap_ns`,
 /// `alignment_basis`). Equality of records compares metadata by the reference's value semantics
-/// (see [`crate::fingerprint`]), not by text.
+/// (see [`crate::fingerprint`]), not by text. Its JSON value ([`Metadata::to_map`],
+/// [`Metadata::from_map`]) is [`crate::json`]'s.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Metadata {
     /// Shared: the reader gives equal metadata texts one allocation.
@@ -226,15 +227,6 @@ impl Metadata {
         Self { raw: Some(text) }
     }
 
-    /// Metadata from a JSON object value.
-    pub fn from_map(map: &serde_json::Map<String, serde_json::Value>) -> Self {
-        if map.is_empty() {
-            Self::empty()
-        } else {
-            Self::from_json_text(&serde_json::to_string(map).expect("a JSON map serialises"))
-        }
-    }
-
     /// The JSON text of the object (`{}` when empty).
     pub fn json_text(&self) -> &str {
         self.raw.as_deref().unwrap_or("{}")
@@ -243,19 +235,6 @@ impl Metadata {
     /// Whether the object has no keys.
     pub fn is_empty(&self) -> bool {
         self.raw.is_none()
-    }
-
-    /// Parses the object. Metadata read by tally's reader always parses: it keeps the text as
-    /// written, and the non-standard literals `NaN`/`Infinity`/`-Infinity` come back as the
-    /// sentinel strings of [`json::parse_lenient`].
-    pub fn to_map(&self) -> serde_json::Map<String, serde_json::Value> {
-        match &self.raw {
-            None => serde_json::Map::new(),
-            Some(text) => match json::parse_lenient(text) {
-                Ok(serde_json::Value::Object(map)) => map,
-                _ => serde_json::Map::new(),
-            },
-        }
     }
 }
 
