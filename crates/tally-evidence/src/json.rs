@@ -6,7 +6,7 @@
 //!
 //! Only the rewrite, the sentinels and the metadata's value live here; how the sentinels compare
 //! is [`crate::fingerprint`]'s business, and the reader's own use of the rewrite is
-//! `read::decode`'s. All of it works on text in memory.
+//! `tally-artifact`'s (`read::decode`). All of it works on text in memory.
 
 use serde_json::{Map, Value};
 

@@ -2,10 +2,11 @@
 //!
 //! These are the types of stormlog's `correlation_events` module in Rust form: [`EntityRef`],
 //! [`CorrelationContext`], the eight event bodies, and [`InferenceRecord`] (a correlation event or
-//! an opaque legacy record). Values here are always valid: the reader ([`crate::read`]) and the
-//! constructors are the only ways in, and both check every rule of `docs/evidence.md#wire-format`.
+//! an opaque legacy record). Values here are always valid: the reader (`tally-artifact`'s `read`)
+//! and the constructors are the only ways in, and both check every rule of
+//! `docs/evidence.md#wire-format`.
 //!
-//! Deliberately absent: any I/O, any JSON parsing (see [`crate::read`]; metadata is kept as text,
+//! Deliberately absent: any I/O, any JSON parsing (the reader's; metadata is kept as text,
 //! and its JSON value is [`crate::json`]'s), what makes two records equal (see
 //! [`crate::fingerprint`]) and any notion of order or de-duplication (see [`crate::resolve`]).
 //! This module uses no other module of the crate. Times are integer nanoseconds ([`Nanos`]).
@@ -222,8 +223,9 @@ impl Metadata {
         }
     }
 
-    /// Metadata whose (non-empty, not `{}`) text is already shared.
-    pub(crate) fn from_shared_text(text: Text) -> Self {
+    /// Metadata whose (non-empty, not `{}`) text is already shared. The caller guarantees it is a
+    /// valid JSON object.
+    pub fn from_shared_text(text: Text) -> Self {
         Self { raw: Some(text) }
     }
 

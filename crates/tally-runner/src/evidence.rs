@@ -16,7 +16,7 @@
 use std::io;
 use std::path::Path;
 
-use tally_evidence::read::{self, Input};
+use tally_artifact::read::{self, Input};
 use tally_evidence::{Resolver, account_gpu_time};
 
 /// The environment variable naming the evidence file.

@@ -1,10 +1,11 @@
-//! The binary's bridge to `tally-evidence`: turns command-line paths into reader inputs and feeds
-//! every record of every file, in order, to one resolver (`evidence-cli.md`: each file is read on
-//! its own terms — its own line numbers and v4 contexts — and all records resolve together).
+//! The binary's bridge to `tally-artifact` and `tally-evidence`: turns command-line paths into
+//! reader inputs and feeds every record of every file, in order, to one resolver
+//! (`evidence-cli.md`: each file is read on its own terms — its own line numbers and v4 contexts —
+//! and all records resolve together).
 
 use std::path::Path;
 
-use tally_evidence::read::{self, Input};
+use tally_artifact::read::{self, Input};
 use tally_evidence::{CorrelationGraph, InferenceRecord, Origin, Resolver};
 
 /// The reader input for a command-line path (`-` is standard input).
