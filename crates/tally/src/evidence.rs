@@ -1,12 +1,13 @@
-//! The binary's bridge to `tally-evidence`: turns command-line paths into reader inputs and feeds
-//! every record of every file, in order, to one resolver (`evidence-cli.md`: each file is read on
-//! its own terms — its own line numbers and v4 contexts — and all records resolve together); and
-//! the campaign half's [`Accountant`], the one place where the two halves meet.
+//! The binary's bridge to `tally-artifact` and `tally-evidence`: turns command-line paths into
+//! reader inputs and feeds every record of every file, in order, to one resolver (each file is
+//! read on its own terms — its own line numbers and v4 contexts — and all records resolve
+//! together: `docs/cli.md`); and the campaign half's [`Accountant`], the one place where the two
+//! halves meet.
 
 use std::path::Path;
 
+use tally_artifact::read::{self, Input};
 use tally_contract::{Evidence, EvidenceAccountant};
-use tally_evidence::read::{self, Input};
 use tally_evidence::{CorrelationGraph, InferenceRecord, Origin, Resolver, account_gpu_time};
 
 /// The reader input for a command-line path (`-` is standard input).

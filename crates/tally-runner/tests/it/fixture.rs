@@ -6,7 +6,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tally_evidence::read::{self, Input};
+use tally_artifact::read::{self, Input};
 use tally_evidence::{Resolver, account_gpu_time};
 use tally_runner::{
     CommitId, EvaluateCommand, Evidence, EvidenceAccountant, Git, SampleRequest, Side,

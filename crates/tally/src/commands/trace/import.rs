@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use tally_evidence::write::{ArtifactForm, ArtifactWriter};
+use tally_artifact::write::{ArtifactForm, ArtifactWriter};
 use tally_import::{Detail, DeviceUuidOption, ImportOptions, ImportSummary, Phase, Progress};
 
 use super::output::write_atomically;
