@@ -1,9 +1,10 @@
 //! The evidence hand-over, where the two halves of tally meet: an evaluate command may write an
-//! inference evidence artifact (the JSONL of `evidence.md`, any schema version, plain or gzip) at
+//! inference evidence artifact (the JSONL of `docs/evidence.md`, any schema version, plain or gzip) at
 //! the path it is given as `TALLY_EVIDENCE_FILE`. After an attempt that otherwise succeeded, tally
 //! keeps the file next to the attempt's logs and has the runner's
-//! [`EvidenceAccountant`](tally_contract::EvidenceAccountant) account it (the binary's uses
-//! `tally-evidence`: the same resolution and accounting as `tally trace account`), so the
+//! [`EvidenceAccountant`](tally_contract::EvidenceAccountant) account it (the binary's reads
+//! it with `tally-artifact` and accounts it with `tally-evidence`: the same resolution and
+//! accounting as `tally trace account`), so the
 //! measurement records the GPU busy time behind it, not only its wall time.
 //!
 //! Owns: moving the file out of the attempt directory (which is removed). An artifact that
