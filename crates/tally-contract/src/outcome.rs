@@ -128,6 +128,12 @@ pub enum Failure {
     },
     /// Stopped by the cancellation token (Ctrl-C).
     Interrupted,
+    /// The benchmark's output could not be kept whole (a log write failed: a full disk); what
+    /// it printed cannot be trusted to be all it printed.
+    Log {
+        /// Why: the write's error, naming the log file.
+        why: String,
+    },
 }
 
 impl fmt::Display for Failure {
@@ -166,6 +172,7 @@ impl fmt::Display for Failure {
             Self::Checkout { why } => write!(f, "could not check out the revision: {why}"),
             Self::Spawn { why } => f.write_str(why),
             Self::Interrupted => f.write_str("interrupted"),
+            Self::Log { why } => write!(f, "the benchmark's output could not be kept: {why}"),
         }
     }
 }

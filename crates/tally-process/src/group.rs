@@ -88,6 +88,8 @@ pub struct GroupRun {
     pub stderr: Vec<u8>,
     /// Pids still alive after the sweep's grace period (normally empty).
     pub strays: Vec<i32>,
+    /// Why a log file is incomplete (stdout's, else stderr's): a failed write, naming the file.
+    pub log_problem: Option<String>,
 }
 
 /// Runs `command` in a new process group to its end, for at most `timeout` (capped at ten
@@ -140,6 +142,10 @@ pub fn run_in_group(
         stdout: spawned.stdout.kept(),
         stderr: spawned.stderr.kept(),
         strays,
+        log_problem: spawned
+            .stdout
+            .log_problem()
+            .or_else(|| spawned.stderr.log_problem()),
     })
 }
 

@@ -18,5 +18,7 @@ mod proc_scan;
 mod spawn;
 
 pub use group::{End, GroupRun, become_child_subreaper, kill_marked, run_in_group};
-pub use spawn::{Command, Drain, Feed, Group, Keep, Sink, SpawnError, Spawned, Waited};
+pub use spawn::{
+    Command, Drain, Feed, Group, Keep, LOG_LIMIT_BYTES, Sink, SpawnError, Spawned, Waited,
+};
 pub use tally_contract::CancelToken;

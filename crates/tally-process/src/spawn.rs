@@ -57,10 +57,16 @@ pub enum Keep {
 /// A callback that sees every chunk of an output stream as it arrives.
 pub type Feed = Box<dyn FnMut(&[u8]) + Send>;
 
+/// The most bytes of one output stream a log file keeps: past it the draining goes on (the
+/// command must not block on a full pipe), nothing more is written, and the log ends with a line
+/// saying how many bytes were left out.
+pub const LOG_LIMIT_BYTES: u64 = 512 * 1024 * 1024;
+
 /// Where one output stream goes, chunk by chunk as it arrives.
 pub struct Sink<'a> {
-    /// A file to copy it to (created, with its directory, before the command starts). A full
-    /// disk does not stop the draining; the file is then incomplete.
+    /// A file to copy it to (created, with its directory, before the command starts), at most
+    /// [`LOG_LIMIT_BYTES`]. A write that fails (a full disk) does not stop the draining; the
+    /// drain then reports the log as incomplete ([`Drain::log_problem`]).
     pub log: Option<&'a Path>,
     /// Called on the drain thread with every chunk.
     pub feed: Option<Feed>,
@@ -126,6 +132,7 @@ pub enum Waited {
 pub struct Drain {
     done: Receiver<()>,
     kept: Arc<Mutex<Vec<u8>>>,
+    log_problem: Arc<Mutex<Option<String>>>,
     ended: bool,
 }
 
@@ -138,6 +145,16 @@ impl Drain {
             self.ended = self.done.recv_timeout(left).is_ok();
         }
         self.ended
+    }
+
+    /// Why the log file is incomplete (a write failed: the error, naming the file), once the
+    /// stream has ended; `None` when it holds everything (or everything up to
+    /// [`LOG_LIMIT_BYTES`] and the line saying what was left out).
+    pub fn log_problem(&self) -> Option<String> {
+        self.log_problem
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// What [`Keep`] kept so far.
@@ -332,17 +349,19 @@ fn create_log(path: Option<&Path>) -> Result<Option<fs_err::File>, SpawnError> {
 /// Copies a pipe into its sink until EOF; the returned drain learns when it got there.
 fn spawn_drain(
     mut pipe: impl Read + Send + 'static,
-    mut log: Option<fs_err::File>,
+    log: Option<fs_err::File>,
     sink: Sink<'_>,
 ) -> Drain {
     let (done_tx, done) = channel();
     let kept = Arc::new(Mutex::new(Vec::new()));
     let keeping = kept.clone();
+    let log_problem = Arc::new(Mutex::new(None));
+    let reporting = log_problem.clone();
     let mut feed = sink.feed;
     let keep = sink.keep;
     thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
-        let mut log_ok = true;
+        let mut log = log.map(|file| LogWriter::new(file, LOG_LIMIT_BYTES));
         loop {
             let n = match pipe.read(&mut buf) {
                 Ok(0) => break,
@@ -351,10 +370,10 @@ fn spawn_drain(
                 Err(_) => break,
             };
             let chunk = &buf[..n];
-            // A full disk must not stop the draining (the child would block); the log is then
-            // incomplete, which is all we can do.
+            // A full disk must not stop the draining (the child would block): the log is then
+            // incomplete, and the drain says so.
             if let Some(log) = log.as_mut() {
-                log_ok = log_ok && log.write_all(chunk).is_ok();
+                log.write(chunk);
             }
             if let Some(feed) = feed.as_mut() {
                 feed(chunk);
@@ -375,15 +394,77 @@ fn spawn_drain(
                 }
             }
         }
-        if let Some(log) = log.as_mut() {
-            let _ = log.flush();
+        if let Some(log) = log {
+            *reporting.lock().unwrap_or_else(PoisonError::into_inner) = log.finish();
         }
         let _ = done_tx.send(());
     });
     Drain {
         done,
         kept,
+        log_problem,
         ended: false,
+    }
+}
+
+/// A log file being written: at most `limit` bytes, the first failed write remembered.
+struct LogWriter {
+    file: fs_err::File,
+    limit: u64,
+    written: u64,
+    left_out: u64,
+    failed: Option<std::io::Error>,
+}
+
+impl LogWriter {
+    fn new(file: fs_err::File, limit: u64) -> Self {
+        Self {
+            file,
+            limit,
+            written: 0,
+            left_out: 0,
+            failed: None,
+        }
+    }
+
+    fn write(&mut self, chunk: &[u8]) {
+        if self.failed.is_some() {
+            return;
+        }
+        let room = usize::try_from(self.limit - self.written).unwrap_or(usize::MAX);
+        let (kept, left) = chunk.split_at(chunk.len().min(room));
+        if !kept.is_empty() {
+            match self.file.write_all(kept) {
+                Ok(()) => self.written += kept.len() as u64,
+                Err(err) => self.failed = Some(err),
+            }
+        }
+        self.left_out += left.len() as u64;
+    }
+
+    /// Ends the log (the line saying what was left out, the flush); why it is incomplete.
+    fn finish(mut self) -> Option<String> {
+        if self.failed.is_none() && self.left_out > 0 {
+            let line = format!(
+                "\n[tally: output cut here after {} bytes; {} more bytes were not kept]\n",
+                self.written, self.left_out
+            );
+            if let Err(err) = self.file.write_all(line.as_bytes()) {
+                self.failed = Some(err);
+            }
+        }
+        if self.failed.is_none()
+            && let Err(err) = self.file.flush()
+        {
+            self.failed = Some(err);
+        }
+        self.failed.map(|err| {
+            if err.kind() == std::io::ErrorKind::StorageFull {
+                format!("{err} (the disk is full)")
+            } else {
+                err.to_string()
+            }
+        })
     }
 }
 
@@ -396,4 +477,40 @@ fn spawn_waiter(pid: Pid, wake: Sender<Wake>) -> thread::JoinHandle<()> {
         {}
         let _ = wake.send(Wake::LeaderExited);
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LogWriter;
+
+    #[test]
+    fn a_log_keeps_its_limit_and_says_what_it_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.log");
+        let mut log = LogWriter::new(fs_err::File::create(&path).unwrap(), 10);
+        log.write(b"0123456");
+        log.write(b"789abcdef");
+        log.write(b"ghij");
+        assert_eq!(log.finish(), None);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "0123456789\n[tally: output cut here after 10 bytes; 10 more bytes were not kept]\n"
+        );
+    }
+
+    #[test]
+    fn a_full_disk_is_reported_with_the_file() {
+        // Every write to /dev/full fails with ENOSPC.
+        let mut log = LogWriter::new(
+            fs_err::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+            10,
+        );
+        log.write(b"hello");
+        let why = log.finish().expect("an incomplete log");
+        assert!(why.contains("/dev/full"), "{why}");
+        assert!(why.ends_with("(the disk is full)"), "{why}");
+    }
 }

@@ -178,6 +178,7 @@ impl SampleRunner for WorktreeRunner {
             }
         };
         let stderr_tail = String::from_utf8_lossy(&run.stderr).into_owned();
+        let log_problem = run.log_problem.clone();
         result.logs = Some(logs);
         result.wall = run.wall;
         result.metrics = scanner
@@ -201,6 +202,12 @@ impl SampleRunner for WorktreeRunner {
         // Removal failures are not the sample's fault; the drop guard and the next prune retry.
         drop(checkout);
         let mut result = finish(result, &stderr_tail, units_file);
+        // A sample whose output was not kept whole is not trusted, whatever it printed.
+        if let Some(why) = log_problem
+            && result.failure.is_none()
+        {
+            result.failure = Some(Failure::Log { why });
+        }
         // Evidence is checked last, and only read when nothing else failed (`docs/evaluate-protocol.md` §4b).
         let succeeded = result.failure.is_none();
         match evidence {

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use tally_engine::InitOutcome;
+use tally_runner::{RunLock, run_lock_path};
 
 use tally_store::Store;
 
@@ -77,6 +78,17 @@ pub fn run(args: &InitArgs, options: &CampaignOptions) -> anyhow::Result<Status>
         .resolve_commit("HEAD")
         .context("the repository has no commit yet; commit tally.toml and your code first")?;
     let runner = workspace.runner(&loaded.settings.name)?;
+    // Measuring the baseline runs samples: one command at a time, and what a killed `tally init`
+    // or `tally run` left (a benchmark's processes, a checkout) goes first.
+    let _lock = if measured {
+        None
+    } else {
+        workspace.ensure_tally_dir()?;
+        let name = &loaded.settings.name;
+        let lock = RunLock::acquire(&run_lock_path(&workspace.tally_dir, name), name)?;
+        super::run::clean_up_after_killed_commands(&workspace, &runner)?;
+        Some(lock)
+    };
     let progress = Progress::new();
     let engine = engine(&workspace, &store, &runner, &loaded, &progress);
     let cancel = interrupt_token();

@@ -12,6 +12,23 @@ use crate::cli::{CampaignOptions, RunArgs};
 use crate::exit::Status;
 use crate::printer;
 
+/// Removes the checkouts and stops the processes that a killed `tally run` or `tally init` left
+/// (the caller holds the run lock, so none of them is in use), and says so.
+pub(super) fn clean_up_after_killed_commands(
+    workspace: &Workspace,
+    runner: &tally_runner::WorktreeRunner,
+) -> anyhow::Result<()> {
+    let pruned = prune_leftovers(&workspace.git, runner.worktree_root())?;
+    if !pruned.directories.is_empty() || !pruned.killed.is_empty() {
+        printer::note(&format!(
+            "removed {} checkout(s) and stopped {} process(es) left by an earlier tally run",
+            pruned.directories.len(),
+            pruned.killed.len()
+        ));
+    }
+    Ok(())
+}
+
 /// Runs the command.
 pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
     let workspace = Workspace::discover(options)?;
@@ -21,15 +38,8 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     let _lock = RunLock::acquire(&run_lock_path(&workspace.tally_dir, name), name)?;
     let store = workspace.open_store()?;
     let runner = workspace.runner(name)?;
-    let pruned = prune_leftovers(&workspace.git, runner.worktree_root())?;
+    clean_up_after_killed_commands(&workspace, &runner)?;
     let progress = Progress::new();
-    if !pruned.directories.is_empty() || !pruned.killed.is_empty() {
-        printer::note(&format!(
-            "removed {} checkout(s) and stopped {} process(es) left by an earlier tally run",
-            pruned.directories.len(),
-            pruned.killed.len()
-        ));
-    }
     let engine = engine(&workspace, &store, &runner, &loaded, &progress);
     let cancel = interrupt_token();
     match engine.run(args.until_idle, &cancel)? {
