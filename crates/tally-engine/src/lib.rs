@@ -25,7 +25,7 @@ mod run;
 mod view;
 
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use engine::{Engine, ManualReport, SectionOutput, StatusReport};
+pub use engine::{Engine, ManualReport, StatusReport};
 pub use error::{EngineError, Result};
 pub use evaluate::EvaluationEnd;
 pub use evaluator::evaluator_identity;

@@ -23,7 +23,7 @@ pub use fact::{FactInfo, FactSource, HOST_FACTS, host_facts, unsupplied_facts};
 pub use params::{ParamKind, ParamSpec, Params, check_params};
 pub use problem::ConfigProblem;
 pub use registry::{Build, Capability, Check, Entry, ProviderInfo, Registry};
-pub use section::{Block, Figure, Rendered, Section, SectionInput, Surface, Table};
+pub use section::{Block, Figure, Rendered, Section, SectionInput, SectionOutput, Surface, Table};
 pub use stop::{FactReading, StopDecision, StopInput, StopRule};
 pub use verdict::{Criterion, Guardrail, Judgement, Side, VerdictCase, VerdictRule};
 pub use view::{CampaignData, CampaignSummary, CandidateView, Facts, MeasurementView, MetricView};

@@ -13,37 +13,13 @@ mod json;
 mod markdown;
 mod terminal;
 
-use tally_plugin::{ProviderError, Rendered};
+use tally_plugin::ProviderError;
 
 pub use json::json;
 pub use markdown::markdown;
+/// The input of the section renderers, as the engine produces it (defined in the contract).
+pub use tally_plugin::SectionOutput;
 pub use terminal::{WIDTH, terminal};
-
-/// One section of a surface as the engine ran it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SectionOutput {
-    /// The provider's name as chosen (`latency`, `exec`).
-    pub provider: String,
-    /// Its place on the surface (`order` of its info; the list position for explicit lists).
-    pub order: u32,
-    /// What it rendered: blocks, nothing (left out), or its failure.
-    pub result: Result<Option<Rendered>, ProviderError>,
-}
-
-impl SectionOutput {
-    /// A section that rendered `result`.
-    pub fn new(
-        provider: impl Into<String>,
-        order: u32,
-        result: Result<Option<Rendered>, ProviderError>,
-    ) -> Self {
-        Self {
-            provider: provider.into(),
-            order,
-            result,
-        }
-    }
-}
 
 /// The one line a failed section prints: `<provider>: failed: <error>`, where the provider is
 /// the one the error names (`exec ./my-section.py`), or the section's own name.

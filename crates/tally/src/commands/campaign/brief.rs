@@ -99,7 +99,7 @@ pub fn run(_args: &BriefArgs, options: &CampaignOptions) -> anyhow::Result<Statu
         }
     }
     out.push('\n');
-    out.push_str(&tally_report::markdown(&super::sections::outputs(&report)));
+    out.push_str(&tally_report::markdown(&report.sections));
     printer::out(&out)?;
     Ok(Status::Success)
 }

@@ -26,9 +26,9 @@ pub fn run(args: &StatusArgs, options: &CampaignOptions) -> anyhow::Result<Statu
 }
 
 fn print(args: &StatusArgs, report: &tally_engine::StatusReport) -> anyhow::Result<Status> {
-    let sections = super::sections::outputs(report);
+    let sections = &report.sections;
     if args.json {
-        printer::out_streamed(|out| write_status_json(out, report, &sections))?;
+        printer::out_streamed(|out| write_status_json(out, report, sections))?;
         return Ok(Status::Success);
     }
     let campaign = &report.data.campaign;
@@ -46,7 +46,7 @@ fn print(args: &StatusArgs, report: &tally_engine::StatusReport) -> anyhow::Resu
         text.push_str(&format!("fact source failed: {e}\n"));
     }
     text.push('\n');
-    text.push_str(&tally_report::terminal(&sections));
+    text.push_str(&tally_report::terminal(sections));
     printer::out(&text)?;
     Ok(Status::Success)
 }
