@@ -8,7 +8,12 @@
 //! `<provider>: failed: <error>`, so the rest of the report still shows. This crate is pure: it
 //! does not choose, order or run sections (the engine does, by the surface's list), and it never
 //! writes to stdout itself — callers print the strings.
+//!
+//! [`evidence`] renders the reports of `tally trace` from `tally-evidence`'s results: the
+//! `account` text and its streamed `--json` object (whose long lists are rendered on the caller's
+//! rayon pool, as the evidence core's own work is), and the JSON shapes and units they share.
 
+pub mod evidence;
 mod json;
 mod markdown;
 mod terminal;

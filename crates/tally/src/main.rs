@@ -11,7 +11,6 @@ mod commands;
 mod evidence;
 mod exit;
 mod printer;
-mod report;
 
 use std::process::ExitCode;
 

@@ -8,12 +8,12 @@ use tally_evidence::{
     ClockKind, DeviceClock, EntityRef, RequestShareEstimate, account_gpu_time,
     validate_request_shares,
 };
+use tally_report::evidence::json::{device_clock_json, entity_json};
 
 use crate::cli::{ClockKindArg, SharesArgs};
 use crate::evidence;
 use crate::exit::Status;
 use crate::printer;
-use crate::report::json::{device_clock_json, entity_json};
 
 /// One entry of SHARES.json.
 #[derive(Debug, Deserialize)]
