@@ -11,7 +11,8 @@
 //!
 //! [`evidence`] renders the reports of `tally trace` from `tally-evidence`'s results: the
 //! `account` text and its streamed `--json` object (whose long lists are rendered on the caller's
-//! rayon pool, as the evidence core's own work is), and the JSON shapes and units they share.
+//! rayon pool, as the evidence core's own work is), the `shares` and `align` texts and objects,
+//! and the JSON shapes and units they share.
 
 pub mod evidence;
 mod json;

@@ -4,5 +4,7 @@
 
 pub mod account_json;
 pub mod account_text;
+pub mod align;
 pub mod json;
+pub mod shares;
 pub mod units;
