@@ -13,10 +13,14 @@
 //! `account` text and its streamed `--json` object (whose long lists are rendered on the caller's
 //! rayon pool, as the evidence core's own work is), the `shares` and `align` texts and objects,
 //! and the JSON shapes and units they share.
+//!
+//! [`status`] renders `tally status` around its sections: the text's header lines and the
+//! `--json` object, streamed into the caller's writer.
 
 pub mod evidence;
 mod json;
 mod markdown;
+pub mod status;
 mod terminal;
 
 use tally_plugin::ProviderError;
