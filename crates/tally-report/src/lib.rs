@@ -15,8 +15,11 @@
 //! and the JSON shapes and units they share.
 //!
 //! [`status`] renders `tally status` around its sections: the text's header lines and the
-//! `--json` object, streamed into the caller's writer.
+//! `--json` object, streamed into the caller's writer; [`brief`] renders `tally brief` around
+//! the `run` surface's sections: the campaign's `brief.md` (read by the caller) and the campaign
+//! context.
 
+pub mod brief;
 pub mod evidence;
 mod json;
 mod markdown;
