@@ -17,9 +17,10 @@
 //! [`status`] renders `tally status` around its sections: the text's header lines and the
 //! `--json` object, streamed into the caller's writer; [`brief`] renders `tally brief` around
 //! the `run` surface's sections: the campaign's `brief.md` (read by the caller) and the campaign
-//! context.
+//! context; [`candidate`] renders `tally candidate show` (text and `--json`).
 
 pub mod brief;
+pub mod candidate;
 pub mod evidence;
 mod json;
 mod markdown;
