@@ -17,13 +17,15 @@
 //! [`status`] renders `tally status` around its sections: the text's header lines and the
 //! `--json` object, streamed into the caller's writer; [`brief`] renders `tally brief` around
 //! the `run` surface's sections: the campaign's `brief.md` (read by the caller) and the campaign
-//! context; [`candidate`] renders `tally candidate show` (text and `--json`).
+//! context; [`candidate`] renders `tally candidate show` and [`plugins`] `tally plugins` (text
+//! and `--json` each).
 
 pub mod brief;
 pub mod candidate;
 pub mod evidence;
 mod json;
 mod markdown;
+pub mod plugins;
 pub mod status;
 mod terminal;
 
