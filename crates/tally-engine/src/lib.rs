@@ -8,9 +8,11 @@
 //! What it owns: pairing candidate and bar samples and committing each the moment it ends
 //! (`evaluate`), building verdict cases and writing verdicts with their head moves (`judge`), the
 //! loop with crash recovery, evaluator changes, the stop rule before every evaluation and
-//! confirmation of keeps (`run`), facts (`facts`), and section rendering input (`engine`).
-//! Deliberately absent: printing, the terminal, clap, the lock file (the binary owns those), and
-//! any provider logic (the registry's providers decide; the engine asks).
+//! confirmation of keeps (`run`), facts (`facts`), and running the sections of a surface into
+//! [`SectionOutput`](tally_plugin::SectionOutput)s (`engine`), which `tally-report` renders.
+//! Deliberately absent: printing and rendering (`tally-report` renders what it returns), the
+//! terminal, clap, the lock file (the binary owns those), and any provider logic (the registry's
+//! providers decide; the engine asks).
 
 mod clock;
 mod engine;
