@@ -58,13 +58,3 @@ impl<'a> GpuTimeJson<'a> {
         }
     }
 }
-
-/// An entity ref as a JSON value.
-pub fn entity_json(r: &EntityRef) -> serde_json::Value {
-    serde_json::json!({"producer_id": &*r.producer_id, "id": &*r.id})
-}
-
-/// A device clock as a JSON value.
-pub fn device_clock_json(k: &DeviceClock) -> serde_json::Value {
-    serde_json::to_value(DeviceClockJson::from(k)).expect("a device clock serialises")
-}

@@ -1,6 +1,12 @@
 //! The human report of `tally trace account`: what a performance engineer reads at a glance —
 //! GPU time per device clock (busy vs summed vs the span they cover), the busiest iterations, and
 //! what could not be attributed or measured, with the reason.
+//!
+//! Device clocks, unresolved references and activity lists print in the order given. Two orders
+//! are made here, both total so the text is deterministic: the busiest iterations (GPU busy time
+//! summed over device clocks, largest first, ties by iteration ref), and unmeasured GPU
+//! activities grouped by reason (reasons alphabetically, the first names of each in the order
+//! given).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
