@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tally_evidence::read::{CorrelationRecordDecoder, ReadOptions, for_each_record_in_bytes};
+use tally_artifact::read::{CorrelationRecordDecoder, ReadOptions, for_each_record_in_bytes};
 
 fuzz_target!(|data: &[u8]| {
     let (batch_bytes, body) = match data {
@@ -48,5 +48,5 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(lines, count);
         }
     }
-    let _ = tally_evidence::read::parse_inference_record(&String::from_utf8_lossy(body));
+    let _ = tally_artifact::read::parse_inference_record(&String::from_utf8_lossy(body));
 });

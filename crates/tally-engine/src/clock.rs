@@ -1,7 +1,9 @@
-//! Where "now" comes from. The engine never reads the system clock directly, so tests can pin
-//! time and stop rules like `max_hours` are tested exactly.
+//! Where "now" comes from, and how the loop waits. The engine never reads the system clock or
+//! sleeps directly, so tests can pin time, stop rules like `max_hours` are tested exactly, and a
+//! `tally run` waiting for candidates is tested without waiting.
 
 use std::sync::Mutex;
+use std::time::Duration;
 
 use tally_model::UnixMillis;
 
@@ -9,6 +11,9 @@ use tally_model::UnixMillis;
 pub trait Clock: Send + Sync {
     /// Now.
     fn now(&self) -> UnixMillis;
+
+    /// Lets `duration` pass: the system clock sleeps, a test clock moves forward.
+    fn sleep(&self, duration: Duration);
 }
 
 /// The system's wall clock.
@@ -18,6 +23,10 @@ pub struct SystemClock;
 impl Clock for SystemClock {
     fn now(&self) -> UnixMillis {
         UnixMillis::now()
+    }
+
+    fn sleep(&self, duration: Duration) {
+        std::thread::sleep(duration);
     }
 }
 
@@ -43,5 +52,12 @@ impl FixedClock {
 impl Clock for FixedClock {
     fn now(&self) -> UnixMillis {
         UnixMillis(*self.now.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Moves the clock forward by `duration` (whole milliseconds) at once, and yields the thread
+    /// so that other threads of a test get to run.
+    fn sleep(&self, duration: Duration) {
+        self.advance(i64::try_from(duration.as_millis()).unwrap_or(i64::MAX));
+        std::thread::yield_now();
     }
 }

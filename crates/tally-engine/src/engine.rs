@@ -5,15 +5,16 @@
 use std::path::PathBuf;
 
 use tally_config::Settings;
+use tally_contract::{
+    CampaignSnapshot, CommitId, HeadUpdate, NewCandidate, NewEvaluation, NewMeasurement,
+    SampleRunner, Store, VerdictWrite, VerdictWriteOutcome,
+};
 use tally_model::{
     Actor, Campaign, CampaignState, Candidate, CandidateId, EvaluationKind, EvidenceRef, Side,
     UnitValues, Verdict,
 };
-use tally_plugin::{CampaignData, FactInfo, Facts, ProviderError, Rendered, SectionInput, Surface};
-use tally_runner::{CommitId, SampleRunner};
-use tally_store::{
-    CampaignSnapshot, HeadUpdate, NewCandidate, NewEvaluation, NewMeasurement, Store, VerdictWrite,
-    VerdictWriteOutcome,
+use tally_plugin::{
+    CampaignData, FactInfo, Facts, ProviderError, SectionInput, SectionOutput, Surface,
 };
 
 use crate::clock::Clock;
@@ -35,17 +36,6 @@ pub struct Engine<'a> {
     pub(crate) observer: &'a dyn Observer,
     pub(crate) log_root: PathBuf,
     pub(crate) evaluator: String,
-}
-
-/// A rendered section of a surface, or why it failed.
-#[derive(Clone, Debug)]
-pub struct SectionOutput {
-    /// The provider's name.
-    pub provider: String,
-    /// Its order.
-    pub order: u32,
-    /// The rendering: `Ok(None)` when it has nothing to show.
-    pub result: std::result::Result<Option<Rendered>, ProviderError>,
 }
 
 /// What `tally status` shows.

@@ -1,10 +1,9 @@
-//! The engine's one error type: what stops a command (a store failure, an invalid config, a git
-//! problem, a refused request). Failures of a *sample* are not errors: they are recorded as
+//! The engine's one error type: what stops a command (a store failure, an invalid config, a
+//! refused request). Failures of a *sample* are not errors: they are recorded as
 //! measurements with an `error` sentence.
 
+use tally_contract::StoreError;
 use tally_plugin::ConfigProblem;
-use tally_runner::RunnerError;
-use tally_store::StoreError;
 
 /// Why an engine call could not do its work.
 #[derive(Debug, thiserror::Error)]
@@ -12,9 +11,6 @@ pub enum EngineError {
     /// The store failed.
     #[error("store: {0}")]
     Store(#[from] StoreError),
-    /// Git or the runner failed outside any sample (resolving a revision, preparing worktrees).
-    #[error("{0}")]
-    Runner(#[from] RunnerError),
     /// `tally.toml` (or a provider built from it) has problems; all of them.
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Config(Vec<ConfigProblem>),

@@ -6,12 +6,13 @@
 
 use std::time::Duration;
 
+use tally_contract::{
+    Attempt, CancelToken, CommitId, EvaluateCommand, NewMeasurement, Outcome, SampleRequest,
+};
 use tally_model::{
     Actor, Campaign, CandidateId, ConfigTextId, Evaluation, EvaluationState, EvidenceRef,
-    MeasurementId, Side as MSide, UnitValues,
+    MeasurementId, Side, UnitValues,
 };
-use tally_runner::{Attempt, CancelToken, CommitId, EvaluateCommand, SampleRequest, Side};
-use tally_store::NewMeasurement;
 
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
@@ -127,7 +128,7 @@ impl Engine<'_> {
             let last = attempts.last().expect("a sample has at least one attempt");
             self.observer
                 .sample_finished(&start, last.wall.as_secs_f64(), last.error().as_deref());
-            if cancel.is_cancelled() || matches!(last.outcome, tally_runner::Outcome::Cancelled) {
+            if cancel.is_cancelled() || matches!(last.outcome, Outcome::Cancelled) {
                 self.store.end_evaluation(
                     evaluation.id,
                     EvaluationState::Abandoned,
@@ -197,10 +198,7 @@ impl Engine<'_> {
             campaign: campaign.id,
             candidate,
             evaluation: Some(evaluation.id),
-            side: match side {
-                Side::Candidate => MSide::Candidate,
-                Side::Bar => MSide::Bar,
-            },
+            side,
             sample,
             attempt: attempt.attempt,
             retry_of,

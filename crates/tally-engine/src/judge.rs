@@ -8,12 +8,12 @@
 
 use std::collections::BTreeMap;
 
+use tally_contract::{HeadUpdate, VerdictWrite, VerdictWriteOutcome};
 use tally_model::{
     Actor, Campaign, CandidateId, EvaluationId, Measurement, MeasurementId, Side as MSide,
     UnitValues, Verdict,
 };
 use tally_plugin::{Criterion, Guardrail, Judgement, Side, VerdictCase};
-use tally_store::{HeadUpdate, VerdictWrite, VerdictWriteOutcome};
 
 use crate::engine::Engine;
 use crate::error::Result;

@@ -1,16 +1,19 @@
 //! `tally-engine`: the campaign loop (`docs/campaign.md`: vocabulary to facts, sections, commands).
 //!
-//! [`Engine`] takes a [`Store`](tally_store::Store), a
-//! [`SampleRunner`](tally_runner::SampleRunner), resolved [`Settings`](tally_config::Settings),
+//! [`Engine`] takes a [`Store`](tally_contract::Store), a
+//! [`SampleRunner`](tally_contract::SampleRunner), resolved [`Settings`](tally_config::Settings),
 //! built [`Providers`], a [`Clock`] and an [`Observer`] — all traits or plain values, so tests hand
 //! it an in-memory store, a scripted runner and a fixed clock and test campaign logic exactly.
 //!
 //! What it owns: pairing candidate and bar samples and committing each the moment it ends
 //! (`evaluate`), building verdict cases and writing verdicts with their head moves (`judge`), the
 //! loop with crash recovery, evaluator changes, the stop rule before every evaluation and
-//! confirmation of keeps (`run`), facts (`facts`), and section rendering input (`engine`).
-//! Deliberately absent: printing, the terminal, clap, the lock file (the binary owns those), and
-//! any provider logic (the registry's providers decide; the engine asks).
+//! confirmation of keeps (`run`), facts (`facts`), and running the sections of a surface into
+//! [`SectionOutput`](tally_plugin::SectionOutput)s (`engine`), which `tally-report` renders.
+//! Deliberately absent: printing and rendering (`tally-report` renders what it returns), the
+//! terminal, clap, the lock file (the binary owns those), any provider logic (the registry's
+//! providers decide; the engine asks), and any adapter: it sees the store and the runner only
+//! through `tally-contract`'s traits, so it builds without SQLite or a process library.
 
 mod clock;
 mod engine;
@@ -25,7 +28,7 @@ mod run;
 mod view;
 
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use engine::{Engine, ManualReport, SectionOutput, StatusReport};
+pub use engine::{Engine, ManualReport, StatusReport};
 pub use error::{EngineError, Result};
 pub use evaluate::EvaluationEnd;
 pub use evaluator::evaluator_identity;

@@ -4,15 +4,14 @@
 //! the head. Also `init`'s baseline.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use tally_contract::{CancelToken, CommitId, NewCampaign, NewCandidate, NewEvaluation};
 use tally_model::{
     Campaign, CampaignState, CandidateId, Evaluation, EvaluationId, EvaluationKind,
-    EvaluationState, Verdict,
+    EvaluationState, UnixMillis, Verdict,
 };
 use tally_plugin::StopDecision;
-use tally_runner::{CancelToken, CommitId};
-use tally_store::{NewCampaign, NewCandidate, NewEvaluation};
 
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
@@ -205,7 +204,7 @@ impl Engine<'_> {
         // Candidates whose verdict rule failed in this run are not retried until the next run.
         let mut rule_failed: BTreeSet<CandidateId> = BTreeSet::new();
         // When the stop rule was last asked while nothing was queued.
-        let mut idle_check: Option<Instant> = None;
+        let mut idle_check: Option<UnixMillis> = None;
         loop {
             if cancel.is_cancelled() {
                 return Ok(RunEnd::Interrupted);
@@ -222,8 +221,14 @@ impl Engine<'_> {
                     // just done (or the clock) reached ends the campaign now, or `tally run`
                     // would wait for ever for candidates it must not start (`docs/campaign.md#stop-rules`, `docs/campaign.md#commands`). Holds
                     // wait for the next evaluation.
-                    if idle_check.is_none_or(|at| at.elapsed() >= IDLE_STOP_CHECK) {
-                        idle_check = Some(Instant::now());
+                    let now = self.clock.now();
+                    // Due once IDLE_STOP_CHECK has passed, or at once if the clock was set back.
+                    let due = |at: UnixMillis| {
+                        let waited = now.0 - at.0;
+                        waited < 0 || waited as u128 >= IDLE_STOP_CHECK.as_millis()
+                    };
+                    if idle_check.is_none_or(due) {
+                        idle_check = Some(now);
                         if let StopDecision::Stop(reason) = self.stop_decision(&campaign)? {
                             self.store.set_campaign_state(
                                 campaign.id,
@@ -234,7 +239,7 @@ impl Engine<'_> {
                             return Ok(RunEnd::Stopped(reason));
                         }
                     }
-                    std::thread::sleep(POLL);
+                    self.clock.sleep(POLL);
                     continue;
                 }
             };

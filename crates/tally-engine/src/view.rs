@@ -5,9 +5,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use tally_config::Settings;
+use tally_contract::CampaignSnapshot;
 use tally_model::{CandidateId, Measurement};
 use tally_plugin::{CampaignData, CampaignSummary, CandidateView, MeasurementView, MetricView};
-use tally_store::CampaignSnapshot;
 
 /// Whether a measurement enters means and verdicts under `evaluator`.
 pub fn counts(m: &Measurement, evaluator: &str) -> bool {

@@ -1,4 +1,4 @@
-//! The one error type of `tally-evidence`.
+//! The one error type of `tally-evidence`, which `tally-artifact`'s reader returns too.
 //!
 //! Every error says where it comes from when there is a place to say: the input's name (a path,
 //! or `-` for standard input) and the 1-based physical line. Its `Display` is the whole message
@@ -31,7 +31,7 @@ impl Origin {
     }
 }
 
-/// Everything that can go wrong in this crate.
+/// Everything that can go wrong in this crate and in `tally-artifact`'s reader.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A line or record is invalid; `message` is the reference's wording without any prefix.
@@ -42,7 +42,7 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
-    /// Reading an input failed.
+    /// Reading an input failed (made by `tally-artifact`'s reader; this crate does no I/O).
     #[error("{}: {source}", .name)]
     Io {
         /// The input's display name.

@@ -8,6 +8,9 @@
 //!   are `0`, `-0.0` and `false`), and `NaN` equals `NaN`;
 //! - `event_id` is not part of a fingerprint (it is part of the identity key instead).
 //!
+//! `CorrelationEvent`'s equality (`PartialEq`) and [`CorrelationEvent::fingerprint`] are defined
+//! here, so the model does not depend on this module.
+//!
 //! Two records are compared in one of two ways, with the same outcome:
 //! - **directly** (`same_content`), which is what resolution does: contexts and typed bodies
 //!   by their (typed, therefore canonical) values, and metadata by its text, falling back to its
@@ -24,16 +27,13 @@
 //! Nothing here does I/O.
 
 mod canonical;
-mod literals;
 
 use std::cell::RefCell;
 use std::sync::{Arc, LazyLock};
 
 use rustc_hash::FxHashMap;
 
-pub use literals::{parse_lenient, rewrite_special_literals};
-
-use crate::model::{BusyIntervals, CorrelationContext, EventBody, Metadata};
+use crate::model::{BusyIntervals, CorrelationContext, CorrelationEvent, EventBody, Metadata};
 use canonical::{Canon, hashed};
 
 /// A 128-bit content fingerprint.
@@ -53,6 +53,34 @@ pub(crate) fn same_content(
         && (metadata.json_text() == other_metadata.json_text()
             || self::metadata(metadata) == self::metadata(other_metadata))
 }
+
+impl CorrelationEvent {
+    /// Content fingerprint of everything but `event_id` (type, version, context, fields,
+    /// metadata by value). Equal fingerprints mean equal records in the reference's sense.
+    pub fn fingerprint(&self) -> Fingerprint {
+        event(
+            shared_context(self.context_arc()),
+            metadata(self.metadata()),
+            self.body(),
+        )
+    }
+}
+
+/// Equal events: the same `event_id`, equal typed bodies, and contexts and metadata equal by
+/// value (`same_content`).
+impl PartialEq for CorrelationEvent {
+    fn eq(&self, other: &Self) -> bool {
+        self.event_id_text() == other.event_id_text()
+            && self.body() == other.body()
+            && same_content(
+                self.context_arc(),
+                self.metadata(),
+                other.context_arc(),
+                other.metadata(),
+            )
+    }
+}
+impl Eq for CorrelationEvent {}
 
 /// Fingerprint of a metadata object by value.
 pub fn metadata(meta: &Metadata) -> Fingerprint {

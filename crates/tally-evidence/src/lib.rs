@@ -1,28 +1,31 @@
-//! `tally-evidence`: inference correlation evidence, read, resolved and accounted.
+//! `tally-evidence`: inference correlation evidence in memory: modelled, compared, resolved and
+//! accounted.
 //!
-//! This crate reproduces stormlog 0.4.3's `correlation_accounting` (and the codec around it) in
-//! Rust, with the same names: the event model ([`model`]), the JSONL reader for schema versions
-//! 1–4 ([`read`]) and writer for v2/v4 ([`write`](mod@write)), resolution into a [`CorrelationGraph`]
-//! ([`resolve`]), GPU-time accounting into [`RunAccounting`] ([`account`]), clock alignment
-//! ([`align`]) and request-share validation ([`shares`]).
+//! This crate reproduces stormlog 0.4.3's `correlation_accounting` in Rust, with the same names:
+//! the event model ([`model`]), record equality and content fingerprints ([`fingerprint`]),
+//! Python's JSON dialect and the JSON value of metadata ([`json`]), resolution into a
+//! [`CorrelationGraph`] ([`resolve`]), GPU-time accounting into [`RunAccounting`] ([`account`],
+//! [`interval`]), clock alignment ([`align`]) and request-share validation ([`shares`]). Reading
+//! and writing artifacts (the JSONL codec) is `tally-artifact`'s, which builds on this crate.
 //!
-//! Layering inside the crate: [`model`], [`fingerprint`], [`interval`], [`resolve`], [`account`],
-//! [`align`] and [`shares`] are pure (no I/O; [`resolve`] and [`account`] only split their final
-//! sorts over rayon's global pool); [`read`] and [`write`](mod@write) own files, decompression,
-//! memory maps and the parallel parse. The behaviour is specified in
-//! `docs/evidence.md`, with tally's deliberate decisions.
+//! What it does not do: no I/O (no files, standard streams, memory maps or decompression), no
+//! clock reads, no printing, and no threads of its own: [`resolve`] and [`account`] split their
+//! reference checks, sorts and sweeps over rayon's global pool (which rayon starts on first use).
+//! Inside the crate dependencies point one way: [`model`] uses no other module; [`json`] and
+//! [`fingerprint`] build on it, [`resolve`] on those, and [`account`], [`align`] and [`shares`]
+//! on [`resolve`]. The behaviour is specified in `docs/evidence.md`, with tally's deliberate
+//! decisions.
 
 pub mod account;
 pub mod align;
 pub mod error;
 pub mod fingerprint;
 pub mod interval;
+pub mod json;
 pub mod model;
-pub mod read;
 pub mod resolve;
 pub mod shares;
 mod text_order;
-pub mod write;
 
 pub use account::{
     BusySpan, DeviceClock, DeviceTimes, GpuTime, IterationTiming, RunAccounting, account_gpu_time,

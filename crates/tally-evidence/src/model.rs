@@ -2,15 +2,16 @@
 //!
 //! These are the types of stormlog's `correlation_events` module in Rust form: [`EntityRef`],
 //! [`CorrelationContext`], the eight event bodies, and [`InferenceRecord`] (a correlation event or
-//! an opaque legacy record). Values here are always valid: the reader ([`crate::read`]) and the
-//! constructors are the only ways in, and both check every rule of `docs/evidence.md#wire-format`.
+//! an opaque legacy record). Values here are always valid: the reader (`tally-artifact`'s `read`)
+//! and the constructors are the only ways in, and both check every rule of
+//! `docs/evidence.md#wire-format`.
 //!
-//! Deliberately absent: any I/O, any JSON parsing (see [`crate::read`]) and any notion of order or
-//! de-duplication (see [`crate::resolve`]). Times are integer nanoseconds ([`Nanos`]).
+//! Deliberately absent: any I/O, any JSON parsing (the reader's; metadata is kept as text,
+//! and its JSON value is [`crate::json`]'s), what makes two records equal (see
+//! [`crate::fingerprint`]) and any notion of order or de-duplication (see [`crate::resolve`]).
+//! This module uses no other module of the crate. Times are integer nanoseconds ([`Nanos`]).
 
 use std::fmt;
-
-use crate::fingerprint;
 
 mod event;
 
@@ -196,7 +197,8 @@ pub struct CorrelationContext {
 ///
 /// Metadata is free-form; tally reads only a few keys from it (`intervals`, `gap_ns`,
 /// `alignment_basis`). Equality of records compares metadata by the reference's value semantics
-/// (see [`crate::fingerprint`]), not by text.
+/// (see [`crate::fingerprint`]), not by text. Its JSON value ([`Metadata::to_map`],
+/// [`Metadata::from_map`]) is [`crate::json`]'s.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Metadata {
     /// Shared: the reader gives equal metadata texts one allocation.
@@ -221,18 +223,10 @@ impl Metadata {
         }
     }
 
-    /// Metadata whose (non-empty, not `{}`) text is already shared.
-    pub(crate) fn from_shared_text(text: Text) -> Self {
+    /// Metadata whose (non-empty, not `{}`) text is already shared. The caller guarantees it is a
+    /// valid JSON object.
+    pub fn from_shared_text(text: Text) -> Self {
         Self { raw: Some(text) }
-    }
-
-    /// Metadata from a JSON object value.
-    pub fn from_map(map: &serde_json::Map<String, serde_json::Value>) -> Self {
-        if map.is_empty() {
-            Self::empty()
-        } else {
-            Self::from_json_text(&serde_json::to_string(map).expect("a JSON map serialises"))
-        }
     }
 
     /// The JSON text of the object (`{}` when empty).
@@ -243,19 +237,6 @@ impl Metadata {
     /// Whether the object has no keys.
     pub fn is_empty(&self) -> bool {
         self.raw.is_none()
-    }
-
-    /// Parses the object. Metadata read by tally's reader always parses: it keeps the text as
-    /// written, and the non-standard literals `NaN`/`Infinity`/`-Infinity` come back as the
-    /// sentinel strings of [`fingerprint::parse_lenient`].
-    pub fn to_map(&self) -> serde_json::Map<String, serde_json::Value> {
-        match &self.raw {
-            None => serde_json::Map::new(),
-            Some(text) => match fingerprint::parse_lenient(text) {
-                Ok(serde_json::Value::Object(map)) => map,
-                _ => serde_json::Map::new(),
-            },
-        }
     }
 }
 

@@ -16,6 +16,10 @@
 //! - contexts are interned: equal contexts end up sharing one allocation, whatever the reader
 //!   did (a pointer check when they already are shared, one context fingerprint when not).
 //!
+//! A reader that parses ahead of the resolver (`tally-artifact`'s) computes each event's
+//! [`Hashes`] on its parse threads, shows the resolver records a few ahead
+//! ([`Resolver::touch`]) and pushes them with their hashes ([`Resolver::push_hashed`]).
+//!
 //! Nothing here reads files or measures time; [`Resolver::finish`] runs the reference checks on
 //! rayon's global pool, and the memberships' sorted order is computed when first asked for.
 //! Accounting is [`crate::account`].
@@ -419,7 +423,7 @@ impl Tables {
 
 /// Where a record was read, made into an [`Origin`] only for an error (a reader's line costs
 /// nothing until then).
-pub(crate) enum Place<'a> {
+pub enum Place<'a> {
     /// An origin already made.
     Origin(Origin),
     /// A line of the input named so.
@@ -437,14 +441,14 @@ impl Place<'_> {
 
 /// The hashes an event is resolved with: of its identity and of its entity key.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Hashes {
+pub struct Hashes {
     identity: u64,
     key: u64,
 }
 
 impl Hashes {
     /// The hashes of `event` (a pure function of it, so any thread may compute them).
-    pub(crate) fn of(event: &CorrelationEvent) -> Self {
+    pub fn of(event: &CorrelationEvent) -> Self {
         let context = event.context();
         Self {
             identity: identity_hash(&context.session_id, &context.producer_id, event.event_id()),
@@ -503,7 +507,7 @@ impl Resolver {
     /// pushing it a little later finds that memory in the cache: a reader that sees records
     /// ahead calls this a few records before [`push_hashed`](Self::push_hashed). It changes
     /// nothing, and gives the hashes back.
-    pub(crate) fn touch(&self, event: &CorrelationEvent, hashes: Hashes) -> Hashes {
+    pub fn touch(&self, event: &CorrelationEvent, hashes: Hashes) -> Hashes {
         self.identities.touch(hashes.identity);
         self.tables.touch(event, hashes.key);
         hashes
@@ -511,7 +515,7 @@ impl Resolver {
 
     /// [`push_event`](Self::push_event) with the event's [`Hashes`], when already computed.
     #[inline]
-    pub(crate) fn push_hashed(
+    pub fn push_hashed(
         &mut self,
         event: CorrelationEvent,
         hashes: Option<Hashes>,

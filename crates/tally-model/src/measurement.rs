@@ -69,7 +69,8 @@ pub struct Measurement {
     pub pair: Option<MeasurementId>,
     /// The evaluator identity it ran under (`docs/campaign.md#pairs`).
     pub evaluator: String,
-    /// `None` = the full benchmark; reserved for cheaper partial benchmarks.
+    /// `None` = the full benchmark; reserved for cheaper partial benchmarks: nothing records
+    /// one yet, but every reader of means already keeps to `None` (`is_full_benchmark`).
     pub rung: Option<String>,
     /// Wall time of the evaluate process in nanoseconds (`None` when unknown, e.g. a report
     /// with `"seconds": null`). The GPU-hours ledger sums these.

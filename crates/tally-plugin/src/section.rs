@@ -61,6 +61,33 @@ pub struct Rendered {
     pub blocks: Vec<Block>,
 }
 
+/// One section of a surface as the engine ran it: the provider's name and place, and what it
+/// rendered (the input of every renderer in `tally-report`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SectionOutput {
+    /// The provider's name as chosen (`latency`, `exec`).
+    pub provider: String,
+    /// Its place on the surface (`order` of its info; the list position for explicit lists).
+    pub order: u32,
+    /// What it rendered: blocks, nothing (`Ok(None)`: left out), or its failure.
+    pub result: Result<Option<Rendered>, ProviderError>,
+}
+
+impl SectionOutput {
+    /// A section that rendered `result`.
+    pub fn new(
+        provider: impl Into<String>,
+        order: u32,
+        result: Result<Option<Rendered>, ProviderError>,
+    ) -> Self {
+        Self {
+            provider: provider.into(),
+            order,
+            result,
+        }
+    }
+}
+
 /// What a section renders from.
 #[derive(Clone, Copy, Debug)]
 pub struct SectionInput<'a> {

@@ -90,7 +90,8 @@ pub struct MeasurementView {
     pub side: String,
     /// The evaluator identity it ran under.
     pub evaluator: String,
-    /// Null for the full benchmark.
+    /// Null for the full benchmark. Reserved: always null for now; a later partial benchmark
+    /// (a cheaper rung) will name itself here, and full-benchmark figures leave such samples out.
     pub rung: Option<String>,
     /// Attempt number (2 for the retry of a sample killed from outside).
     pub attempt: u32,

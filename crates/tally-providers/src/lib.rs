@@ -16,8 +16,8 @@
 //!
 //! This crate deliberately does not read the store, the clock or `tally.toml`: providers see
 //! only the views of `tally-plugin`, and the engine decides when to call them. Only `exec`
-//! starts processes; everything else is pure. Verdict statistics are `tally-stats`'s, wrapped,
-//! never re-implemented here.
+//! starts processes (through `tally-process`); everything else is pure. Verdict statistics are
+//! `tally-stats`'s, wrapped, never re-implemented here.
 
 mod checks;
 mod exec;

@@ -6,12 +6,24 @@
 //! the whole attempt and of the process's own wall time.
 #![allow(clippy::print_stdout)]
 
+use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tally_runner::{
-    CancelToken, EvaluateCommand, Git, SampleRequest, SampleRunner, Side, WorktreeRunner,
+    CancelToken, EvaluateCommand, Evidence, EvidenceAccountant, Git, SampleRequest, SampleRunner,
+    Side, WorktreeRunner,
 };
+
+/// `true` writes no evidence file, so nothing is ever accounted.
+struct NoEvidence;
+
+impl EvidenceAccountant for NoEvidence {
+    fn account(&self, _: &Path) -> Result<Evidence, String> {
+        Err("the overhead example accounts no evidence".into())
+    }
+}
 
 fn git(dir: &std::path::Path, args: &[&str]) {
     let status = Command::new("git")
@@ -66,7 +78,12 @@ fn main() {
     );
     let git_repo = Git::discover(repo.path()).unwrap();
     let head = git_repo.resolve_commit("HEAD").unwrap();
-    let runner = WorktreeRunner::new(git_repo, &outside.path().join("worktrees")).unwrap();
+    let runner = WorktreeRunner::new(
+        git_repo,
+        &outside.path().join("worktrees"),
+        Arc::new(NoEvidence),
+    )
+    .unwrap();
     let request = SampleRequest {
         command: EvaluateCommand {
             argv: vec!["true".into()],

@@ -11,10 +11,11 @@
 //! removed is [`crate::worktree`]'s business.
 
 use std::ffi::{OsStr, OsString};
-use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+
+pub use tally_contract::CommitId;
 
 use crate::RunnerError;
 
@@ -27,32 +28,6 @@ const REDIRECTING_VARS: [&str; 6] = [
     "GIT_ALTERNATE_OBJECT_DIRECTORIES",
     "GIT_COMMON_DIR",
 ];
-
-/// A full commit id (lowercase hex: 40 digits for SHA-1 repositories, 64 for SHA-256 ones), as
-/// printed by `git rev-parse`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CommitId(String);
-
-impl CommitId {
-    /// Accepts a full hex commit id (40 or 64 lowercase hex digits); `None` otherwise. It does not
-    /// check that the commit exists: use [`Git::resolve_commit`] for that.
-    pub fn parse(text: &str) -> Option<Self> {
-        let hex = text
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        (hex && (text.len() == 40 || text.len() == 64)).then(|| Self(text.to_owned()))
-    }
-    /// The hex text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for CommitId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// One git repository, addressed by its top-level directory.
 #[derive(Clone, Debug)]

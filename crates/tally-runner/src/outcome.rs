@@ -1,152 +1,21 @@
-//! How an attempt ended ([`Outcome`]) and why it failed ([`Failure`], one sentence each).
+//! Classifying a finished attempt into its [`Failure`], if any; [`Outcome`] and [`Failure`]
+//! themselves are `tally-contract`'s (re-exported here).
 //!
 //! Owns the classification of `docs/campaign.md#one-sample`: the process outcome decides first (timeout,
 //! cancellation, a signal, a non-zero exit, a command that could not start, a checkout that could
 //! not be made); a clean exit then fails when a required metric was not printed, and then when the
-//! units file is bad. The retry rule lives here too: only a leader killed by SIGTERM, SIGINT,
-//! SIGHUP or SIGKILL that tally did not send is worth a second attempt.
+//! units file is bad. (The retry rule — only a leader killed by SIGTERM, SIGINT, SIGHUP or SIGKILL
+//! that tally did not send is worth a second attempt — is [`Outcome::killed_from_outside`].)
 //!
 //! Deliberately absent: processes and files — the inputs arrive as values, so the fake runner
 //! classifies canned results exactly as the real one classifies real ones.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::Duration;
 
-use nix::sys::signal::Signal;
+pub use tally_contract::{Failure, Outcome, STDERR_TAIL_CHARS, signal_name};
 
 use crate::units::{Units, parse_units};
-
-/// How many characters of stderr a non-zero exit quotes.
-pub const STDERR_TAIL_CHARS: usize = 500;
-
-/// How one attempt's process ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// The command exited with this status code (0 is success as far as the process goes).
-    Exited(i32),
-    /// The command's leader was killed by this signal, which tally did not send (signals tally
-    /// sends are reported as [`TimedOut`](Self::TimedOut) or [`Cancelled`](Self::Cancelled)).
-    Signalled(i32),
-    /// It ran past the timeout and tally killed its process group.
-    TimedOut,
-    /// The cancellation token fired (Ctrl-C) and tally killed its process group, or it fired
-    /// before the command started.
-    Cancelled,
-    /// The command could not be started (the text says why).
-    SpawnFailed(String),
-    /// The checkout could not be made (the text says why); nothing ran.
-    CheckoutFailed(String),
-}
-
-impl Outcome {
-    /// Whether the command was killed by a signal from outside that warrants one retry
-    /// (SIGTERM, SIGINT, SIGHUP or SIGKILL, none of them sent by tally).
-    pub fn killed_from_outside(&self) -> bool {
-        let retryable = [
-            Signal::SIGTERM,
-            Signal::SIGINT,
-            Signal::SIGHUP,
-            Signal::SIGKILL,
-        ];
-        matches!(self, Self::Signalled(sig) if retryable.iter().any(|s| *s as i32 == *sig))
-    }
-}
-
-/// Why an attempt failed. [`Display`](fmt::Display) gives the one-sentence `error` that the
-/// store keeps with the measurement.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Failure {
-    /// Ran past `evaluate_timeout`.
-    TimedOut {
-        /// The limit it ran into.
-        limit: Duration,
-    },
-    /// Exited with a non-zero status.
-    ExitStatus {
-        /// The status code.
-        code: i32,
-        /// The last [`STDERR_TAIL_CHARS`] characters of stderr (trailing whitespace trimmed).
-        stderr_tail: String,
-    },
-    /// Killed by a signal tally did not send.
-    Signal {
-        /// The signal number.
-        signal: i32,
-    },
-    /// Exited 0 without printing every required metric.
-    MissingMetrics {
-        /// The missing names, sorted.
-        names: Vec<String>,
-    },
-    /// Exited 0 with a units file that does not check out.
-    BadUnits {
-        /// Why, one clause.
-        why: String,
-    },
-    /// Exited 0 with an evidence file that cannot be read, resolved or accounted.
-    BadEvidence {
-        /// Why: the reader's error, which names the kept file and the line.
-        why: String,
-    },
-    /// The checkout could not be made.
-    Checkout {
-        /// Why (git's message).
-        why: String,
-    },
-    /// The command could not be started.
-    Spawn {
-        /// Why.
-        why: String,
-    },
-    /// Stopped by the cancellation token (Ctrl-C).
-    Interrupted,
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::TimedOut { limit } => write!(
-                f,
-                "the evaluate command timed out after {} s (evaluate_timeout) and its process \
-                 group was killed",
-                limit.as_secs_f64()
-            ),
-            Self::ExitStatus { code, stderr_tail } if stderr_tail.is_empty() => write!(
-                f,
-                "the evaluate command exited with status {code} and wrote nothing on stderr"
-            ),
-            Self::ExitStatus { code, stderr_tail } => write!(
-                f,
-                "the evaluate command exited with status {code}; stderr ends with: {}",
-                stderr_tail.replace("\r\n", "\n").replace('\n', " | ")
-            ),
-            Self::Signal { signal } => write!(
-                f,
-                "the evaluate command was killed by signal {signal} ({}), not sent by tally",
-                signal_name(*signal)
-            ),
-            Self::MissingMetrics { names } => write!(
-                f,
-                "the evaluate command exited 0 but did not print the required metric{} {} \
-                 (expected a stdout line `METRIC {}=<number>`)",
-                if names.len() == 1 { "" } else { "s" },
-                names.join(", "),
-                names.first().map_or("name", String::as_str)
-            ),
-            Self::BadUnits { why } => write!(f, "bad units file: {why}"),
-            Self::BadEvidence { why } => write!(f, "bad evidence file: {why}"),
-            Self::Checkout { why } => write!(f, "could not check out the revision: {why}"),
-            Self::Spawn { why } => f.write_str(why),
-            Self::Interrupted => f.write_str("interrupted"),
-        }
-    }
-}
-
-/// `SIGTERM`-style name of a signal number, or `unknown signal`.
-pub fn signal_name(signal: i32) -> &'static str {
-    Signal::try_from(signal).map_or("unknown signal", Signal::as_str)
-}
 
 /// The last `STDERR_TAIL_CHARS` characters of stderr, trailing whitespace trimmed.
 pub(crate) fn stderr_tail(stderr: &str) -> String {

@@ -1,14 +1,9 @@
-//! One sample, end to end: the [`SampleRunner`] trait the engine takes, the request and result
-//! types, the retry rule, and [`WorktreeRunner`], the real implementation.
-//!
-//! An attempt is: check out the revision in a fresh worktree ([`Checkout`]), run the evaluate
-//! command there in its own process group ([`crate::group`]), read the units file, keep the
-//! evidence file next to the logs, classify ([`crate::outcome`]), remove the checkout, and
-//! account the evidence ([`crate::evidence`]) when the attempt succeeded. A *sample* is one
-//! attempt, or two when the first was killed by a signal from outside (`docs/campaign.md#one-sample`);
-//! [`SampleRunner::run_sample`] applies that rule for every implementation, fakes included, and
-//! hands each attempt to a callback the moment it ends so the engine can commit it before the
-//! retry starts.
+//! [`WorktreeRunner`], the real [`SampleRunner`]: one attempt is to check out the revision in a
+//! fresh worktree ([`Checkout`]), run the evaluate command there in its own process group
+//! (`tally_process::run_in_group`, its stdout through the METRIC scanner), read the units file, keep the evidence file next to the logs, classify
+//! ([`crate::outcome`]), remove the checkout, and have the evidence accounted through the
+//! runner's [`EvidenceAccountant`] when the attempt succeeded. The trait, its request and result
+//! types and the retry rule are `tally-contract`'s.
 //!
 //! Deliberately absent: the store, the verdict, pairing candidate and bar samples (the engine
 //! decides what to run and records what comes back); the API is synchronous and blocking.
@@ -17,173 +12,67 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use tally_contract::{
+    Attempt, CancelToken, EvidenceAccountant, EvidenceFile, LogFiles, SampleRequest, SampleRunner,
+};
+use tally_process::{Command, End, Keep, Sink, SpawnError, run_in_group};
+
 use crate::RunnerError;
-use crate::cancel::CancelToken;
-use crate::evidence::{self, EVIDENCE_VAR, Evidence};
-use crate::git::{CommitId, Git};
-use crate::group::{End, GroupCommand, run_in_group};
-use crate::outcome::{Failure, Finished, Outcome, classify};
-use crate::units::Units;
+use crate::evidence::{self, EVIDENCE_VAR};
+use crate::git::Git;
+use crate::metric::MetricScanner;
+use crate::outcome::{Failure, Finished, Outcome, STDERR_TAIL_CHARS, classify};
 use crate::worktree::{Checkout, UNITS_VAR, marker, prepare_worktree_root};
 
-/// Which side of a paired evaluation a sample is for (`TALLY_SIDE`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Side {
-    /// The revision being judged.
-    Candidate,
-    /// The revision it is judged against.
-    Bar,
-}
+/// Bytes of stderr kept for the failure sentence (enough for the last 500 characters).
+const STDERR_TAIL_BYTES: usize = 4 * STDERR_TAIL_CHARS + 4;
 
-impl Side {
-    /// `candidate` or `bar`, as `TALLY_SIDE` spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Candidate => "candidate",
-            Self::Bar => "bar",
-        }
-    }
-}
-
-impl fmt::Display for Side {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The evaluate command of the campaign's current config.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EvaluateCommand {
-    /// The argv, run without a shell; must not be empty.
-    pub argv: Vec<String>,
-    /// `evaluate_timeout`: the wall-clock limit of one attempt.
-    pub timeout: Duration,
-    /// `link` entries: repo-relative, git-ignored paths offered in every checkout.
-    pub links: Vec<PathBuf>,
-}
-
-/// What to measure.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SampleRequest {
-    /// The evaluate command to run.
-    pub command: EvaluateCommand,
-    /// The revision to check out.
-    pub revision: CommitId,
-    /// The candidate's id, passed as `TALLY_CANDIDATE`.
-    pub candidate: String,
-    /// Which side this sample is for, passed as `TALLY_SIDE`.
-    pub side: Side,
-    /// The sample's index, passed as `TALLY_SAMPLE`.
-    pub sample: u32,
-    /// Metrics the sample must print to succeed (primary and guardrails; not watch metrics).
-    pub required_metrics: Vec<String>,
-    /// A directory unique to this evaluation where the logs go (created if missing); files are
-    /// named `<side>-<sample>-a<attempt>.stdout.log` and `.stderr.log`.
-    pub log_dir: PathBuf,
-}
-
-/// Where an attempt's output was captured.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogFiles {
-    /// Everything the command wrote on stdout.
-    pub stdout: PathBuf,
-    /// Everything it wrote on stderr.
-    pub stderr: PathBuf,
-}
-
-/// One run of the evaluate command (a sample is one attempt, or two after an outside kill).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Attempt {
-    /// 1 for the first attempt, 2 for the retry.
-    pub attempt: u32,
-    /// How the process ended.
-    pub outcome: Outcome,
-    /// Wall time of the process, from spawn to the exit of its leader; zero when nothing ran.
-    pub wall: Duration,
-    /// Every metric printed (the last value of each name), kept even when the attempt failed.
-    pub metrics: BTreeMap<String, f64>,
-    /// Per-unit contributions from the units file, when it was written and checked out.
-    pub units: Option<Units>,
-    /// Why the attempt failed; `None` on success.
-    pub failure: Option<Failure>,
-    /// The captured output; `None` when no process ran (a checkout failure) or for fakes.
-    pub logs: Option<LogFiles>,
-    /// True when this attempt was killed from outside and another attempt followed it.
-    pub retried: bool,
-    /// Processes of the attempt still alive after the kill-and-reap grace period (normally
-    /// empty; non-empty means something is stuck, e.g. in the GPU driver).
-    pub stray_pids: Vec<i32>,
-    /// The evidence artifact the command wrote at `TALLY_EVIDENCE_FILE`, kept next to the logs:
-    /// its path, and what it accounts for when the attempt succeeded (`None` when it wrote none).
-    pub evidence: Option<EvidenceFile>,
-}
-
-/// An evidence artifact an attempt handed over.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EvidenceFile {
-    /// Where tally kept it.
-    pub artifact: PathBuf,
-    /// What it accounts for; `None` when the attempt failed (the file is kept, not read).
-    pub accounted: Option<Evidence>,
-}
-
-impl Attempt {
-    /// Whether it succeeded (its metrics may enter means).
-    pub fn is_success(&self) -> bool {
-        self.failure.is_none()
-    }
-    /// The one-sentence `error` the store records; `None` on success.
-    pub fn error(&self) -> Option<String> {
-        self.failure.as_ref().map(Failure::to_string)
-    }
-}
-
-/// Runs samples. The engine takes one of these; tests pass a
-/// [`ScriptedRunner`](crate::ScriptedRunner).
-pub trait SampleRunner {
-    /// Runs one attempt. Never fails as a call: every problem (checkout, spawn, timeout, ...) is
-    /// an [`Attempt`] with a [`Failure`].
-    fn run_attempt(&self, request: &SampleRequest, attempt: u32, cancel: &CancelToken) -> Attempt;
-
-    /// Runs a sample: one attempt, and a second when the first was killed from outside
-    /// ([`Outcome::killed_from_outside`]) and the token is not cancelled. `on_attempt` sees each
-    /// attempt as soon as it ends (the first with `retried` already set when a retry follows).
-    /// Returns every attempt, in order.
-    fn run_sample(
-        &self,
-        request: &SampleRequest,
-        cancel: &CancelToken,
-        on_attempt: &mut dyn FnMut(&Attempt),
-    ) -> Vec<Attempt> {
-        let mut first = self.run_attempt(request, 1, cancel);
-        if !first.outcome.killed_from_outside() || cancel.is_cancelled() {
-            on_attempt(&first);
-            return vec![first];
-        }
-        first.retried = true;
-        on_attempt(&first);
-        let second = self.run_attempt(request, 2, cancel);
-        on_attempt(&second);
-        vec![first, second]
-    }
+/// Makes this process a "child subreaper" (Linux `PR_SET_CHILD_SUBREAPER`): descendants of the
+/// evaluate command whose parent dies are re-parented to this process instead of init, so the
+/// runner reaps every process of a sample itself. Process-wide; call once at start-up.
+pub fn become_child_subreaper() -> Result<(), RunnerError> {
+    tally_process::become_child_subreaper().map_err(|errno| RunnerError::System {
+        call: "prctl(PR_SET_CHILD_SUBREAPER)",
+        errno,
+    })
 }
 
 /// The real runner: git worktrees under a campaign-owned root, process groups, timeouts.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct WorktreeRunner {
     git: Git,
     worktree_root: PathBuf,
+    accountant: Arc<dyn EvidenceAccountant>,
+}
+
+impl fmt::Debug for WorktreeRunner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorktreeRunner")
+            .field("git", &self.git)
+            .field("worktree_root", &self.worktree_root)
+            .finish_non_exhaustive()
+    }
 }
 
 impl WorktreeRunner {
     /// A runner for the repository `git`, making checkouts under `worktree_root` (created if
     /// missing; it must be outside the working tree, and owned by one campaign — see
-    /// [`default_worktree_root`](crate::default_worktree_root)).
-    pub fn new(git: Git, worktree_root: &Path) -> Result<Self, RunnerError> {
+    /// [`default_worktree_root`](crate::default_worktree_root)), and having the evidence files
+    /// of successful attempts accounted by `accountant`.
+    pub fn new(
+        git: Git,
+        worktree_root: &Path,
+        accountant: Arc<dyn EvidenceAccountant>,
+    ) -> Result<Self, RunnerError> {
         let worktree_root = prepare_worktree_root(&git, worktree_root)?;
-        Ok(Self { git, worktree_root })
+        Ok(Self {
+            git,
+            worktree_root,
+            accountant,
+        })
     }
 
     /// The canonical worktree root.
@@ -258,25 +147,44 @@ impl SampleRunner for WorktreeRunner {
             ("TALLY_SIDE".into(), request.side.as_str().into()),
             ("TALLY_SAMPLE".into(), request.sample.to_string().into()),
         ];
-        let group = GroupCommand {
+        let scanner = Arc::new(Mutex::new(MetricScanner::new()));
+        let scanning = scanner.clone();
+        let group = Command {
             argv: &command.argv,
-            dir: checkout.worktree(),
+            dir: Some(checkout.worktree()),
             env,
-            marker: marker(&units_path),
-            stdout_log: &logs.stdout,
-            stderr_log: &logs.stderr,
-            timeout: command.timeout,
+            stdin: None,
+            stdout: Sink {
+                log: Some(&logs.stdout),
+                feed: Some(Box::new(move |chunk| {
+                    scanning
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .feed(chunk);
+                })),
+                keep: Keep::Nothing,
+            },
+            stderr: Sink {
+                log: Some(&logs.stderr),
+                feed: None,
+                keep: Keep::Tail(STDERR_TAIL_BYTES),
+            },
         };
-        let run = match run_in_group(&group, cancel) {
+        let run = match run_in_group(group, &marker(&units_path), command.timeout, cancel) {
             Ok(run) => run,
             Err(why) => {
-                result.outcome = Outcome::SpawnFailed(why);
+                result.outcome = Outcome::SpawnFailed(spawn_failure(&why, checkout.worktree()));
                 return finish(result, "", None);
             }
         };
+        let stderr_tail = String::from_utf8_lossy(&run.stderr).into_owned();
+        let log_problem = run.log_problem.clone();
         result.logs = Some(logs);
         result.wall = run.wall;
-        result.metrics = run.metrics;
+        result.metrics = scanner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .metrics();
         result.stray_pids = run.strays;
         result.outcome = match run.end {
             End::Exited(code) => Outcome::Exited(code),
@@ -293,14 +201,20 @@ impl SampleRunner for WorktreeRunner {
         let evidence = evidence::keep(&evidence_path, &kept_evidence);
         // Removal failures are not the sample's fault; the drop guard and the next prune retry.
         drop(checkout);
-        let mut result = finish(result, &run.stderr_tail, units_file);
+        let mut result = finish(result, &stderr_tail, units_file);
+        // A sample whose output was not kept whole is not trusted, whatever it printed.
+        if let Some(why) = log_problem
+            && result.failure.is_none()
+        {
+            result.failure = Some(Failure::Log { why });
+        }
         // Evidence is checked last, and only read when nothing else failed (`docs/evaluate-protocol.md` §4b).
         let succeeded = result.failure.is_none();
         match evidence {
             Ok(false) => {}
             Ok(true) => {
                 let accounted = succeeded
-                    .then(|| evidence::account(&kept_evidence))
+                    .then(|| self.accountant.account(&kept_evidence))
                     .transpose()
                     .unwrap_or_else(|why| {
                         result.failure = Some(Failure::BadEvidence { why });
@@ -319,5 +233,16 @@ impl SampleRunner for WorktreeRunner {
             Err(_) => {}
         }
         result
+    }
+}
+
+/// The sentence for an evaluate command that could not be started in `dir`.
+fn spawn_failure(why: &SpawnError, dir: &Path) -> String {
+    match why {
+        SpawnError::EmptyCommand => "the evaluate command is empty".to_owned(),
+        SpawnError::Log(err) => format!("could not create the log file: {err}"),
+        SpawnError::Start { program, source } => {
+            format!("could not start `{program}` in {}: {source}", dir.display())
+        }
     }
 }

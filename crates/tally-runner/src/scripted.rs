@@ -15,11 +15,12 @@ use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::cancel::CancelToken;
-use crate::evidence::Evidence;
+use tally_contract::{
+    Attempt, CancelToken, Evidence, EvidenceFile, Outcome, SampleRequest, SampleRunner,
+};
+
 use crate::metric::MetricScanner;
-use crate::outcome::{Finished, Outcome, classify};
-use crate::sample::{Attempt, EvidenceFile, SampleRequest, SampleRunner};
+use crate::outcome::{Finished, classify};
 
 /// One canned attempt.
 #[derive(Debug, Clone, PartialEq)]

@@ -28,8 +28,8 @@
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::RunnerError;
 use crate::git::{CommitId, Git};
-use crate::{RunnerError, proc_scan};
 
 /// Prefix of every attempt directory under a worktree root; [`prune_leftovers`] touches nothing
 /// else.
@@ -330,19 +330,9 @@ pub fn prune_leftovers(git: &Git, root: &Path) -> Result<Pruned, RunnerError> {
         .map(|dir| marker(&dir.join(UNITS_FILE)))
         .collect();
     for _ in 0..10 {
-        let live = proc_scan::live_processes(proc_scan::Search {
-            pgid: None,
-            markers: &markers,
-            started_since_ticks: 0,
-        });
+        let live = tally_process::kill_marked(&markers);
         if live.is_empty() {
             break;
-        }
-        for &pid in &live {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
         }
         pruned.killed.extend(live);
         std::thread::sleep(std::time::Duration::from_millis(20));

@@ -1,137 +1,29 @@
-//! The one error type of `tally-store`.
+//! The SQLite backend's internal error: a [`StoreError`] already, or what SQLite said, which
+//! `sqlite::locate` turns into a [`StoreError`] naming the store file (and into
+//! [`StoreError::Busy`] when the database stayed locked) before it leaves through the trait.
 //!
-//! Messages are lowercase, name the store file (or `:memory:`) and the thing involved, and end
-//! with the fix when there is one. Backend failures keep their source error.
+//! It exists because the contract's error names no database library, so `?` on a `rusqlite`
+//! result needs a conversion this crate owns.
 
-use tally_model::{CampaignId, CandidateId, EvaluationId, EvaluationState, MeasurementId};
+pub use tally_contract::StoreError;
 
-/// Everything a store can fail with.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// The database file could not be opened or set up.
-    #[error("cannot open the store {path}: {source}")]
-    Open {
-        /// The store's location.
-        path: String,
-        /// What SQLite said.
-        #[source]
-        source: rusqlite::Error,
-    },
-    /// The file is a SQLite database of some other program.
-    #[error(
-        "{path} is not a tally store (its SQLite application id is {found:#x}); point \
-         --database at another file"
-    )]
-    NotATallyStore {
-        /// The store's location.
-        path: String,
-        /// The application id found in the file header.
-        found: i64,
-    },
-    /// The file was written by a newer tally.
-    #[error(
-        "the store {path} has schema version {found}, newer than this tally knows \
-         ({known}); upgrade tally to open it"
-    )]
-    SchemaTooNew {
-        /// The store's location.
-        path: String,
-        /// The schema version in the file.
-        found: i64,
-        /// The newest version this build knows.
-        known: usize,
-    },
-    /// Applying a migration failed (nothing was changed: migrations run in one transaction).
-    #[error("cannot migrate the store {path}: {source}")]
-    Migration {
-        /// The store's location.
-        path: String,
-        /// What the migration library said.
-        #[source]
-        source: rusqlite_migration::Error,
-    },
-    /// Another process kept the database locked past the busy timeout.
-    #[error(
-        "the store {path} stayed locked by another tally process for {timeout_ms} ms; try \
-         again when it is done"
-    )]
-    Busy {
-        /// The store's location.
-        path: String,
-        /// The busy timeout that ran out.
-        timeout_ms: u128,
-    },
-    /// Any other database failure.
-    #[error("store {path}: {source}")]
-    Sqlite {
-        /// The store's location (empty until the failing call returns).
-        path: String,
-        /// What SQLite said.
-        #[source]
-        source: rusqlite::Error,
-    },
-    /// `create_campaign` with a name already registered.
-    #[error(
-        "a campaign named {name:?} already exists in the store; pick another `name` in \
-         tally.toml"
-    )]
-    CampaignExists {
-        /// The name.
-        name: String,
-    },
-    /// A campaign id the store does not have.
-    #[error("no {0} in the store")]
-    NoSuchCampaign(CampaignId),
-    /// A candidate its campaign does not have.
-    #[error("no {candidate} in {campaign}")]
-    NoSuchCandidate {
-        /// The campaign.
-        campaign: CampaignId,
-        /// The candidate asked for.
-        candidate: CandidateId,
-    },
-    /// A measurement id the store does not have.
-    #[error("no {0} in the store")]
-    NoSuchMeasurement(MeasurementId),
-    /// An evaluation id the store does not have.
-    #[error("no {0} in the store")]
-    NoSuchEvaluation(EvaluationId),
-    /// An evaluation state change that its current state does not allow.
-    #[error("{evaluation} is {found}; {wanted}")]
-    EvaluationState {
-        /// The evaluation.
-        evaluation: EvaluationId,
-        /// Its current state.
-        found: EvaluationState,
-        /// What the call needed, and the fix.
-        wanted: String,
-    },
-    /// A value the store refuses (non-finite number, empty name, broken link, ...).
-    #[error("invalid {what}: {why}")]
-    InvalidValue {
-        /// The field, e.g. `metrics["tok_s"]`.
-        what: String,
-        /// Why, ending with the fix when there is one.
-        why: String,
-    },
+/// A failure inside the backend, before it is located.
+#[derive(Debug)]
+pub(crate) enum Error {
+    /// A store error, final as it is.
+    Store(StoreError),
+    /// A database error whose store path `locate` fills in.
+    Sqlite(rusqlite::Error),
 }
 
-impl StoreError {
-    /// Shorthand for [`StoreError::InvalidValue`].
-    pub(crate) fn invalid(what: impl Into<String>, why: impl Into<String>) -> Self {
-        Self::InvalidValue {
-            what: what.into(),
-            why: why.into(),
-        }
+impl From<StoreError> for Error {
+    fn from(error: StoreError) -> Self {
+        Self::Store(error)
     }
 }
 
-impl From<rusqlite::Error> for StoreError {
-    /// A database error whose path the backend fills in before returning it.
+impl From<rusqlite::Error> for Error {
     fn from(source: rusqlite::Error) -> Self {
-        Self::Sqlite {
-            path: String::new(),
-            source,
-        }
+        Self::Sqlite(source)
     }
 }

@@ -1,24 +1,19 @@
-//! `tally-store`: durable storage for the campaign half — the backend-neutral [`Store`] trait,
-//! its SQLite implementation [`SqliteStore`] (versioned migrations, WAL, one transaction per
-//! write), and, behind the `test-support` feature, the conformance suite `contract` every
-//! backend must pass.
+//! `tally-store`: durable storage for the campaign half — [`SqliteStore`], the SQLite
+//! implementation of the backend-neutral [`Store`] trait of `tally-contract` (versioned
+//! migrations, WAL, one transaction per write). The trait and its records are re-exported here
+//! for callers that open this backend; the conformance suite every backend must pass is
+//! `tally_contract::conformance`.
 //!
 //! It records and counts; it does not judge, schedule, or read `tally.toml` (the engine does),
 //! and it does not pick the database location (`.tally/tally.db` is the caller's default).
 //! Schema, migration policy and crash-safety: `docs/store.md`.
 
-#[cfg(feature = "test-support")]
-pub mod contract;
 mod error;
-mod records;
 mod sqlite;
-mod store;
 
-pub use error::StoreError;
-pub use records::{
-    CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate,
-    NewCampaign, NewCandidate, NewEvaluation, NewMeasurement, VerdictCounts, VerdictWrite,
-    VerdictWriteOutcome,
-};
 pub use sqlite::{APPLICATION_ID, SqliteOptions, SqliteStore, Synchronous};
-pub use store::Store;
+pub use tally_contract::{
+    CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate,
+    NewCampaign, NewCandidate, NewEvaluation, NewMeasurement, Store, StoreError, VerdictCounts,
+    VerdictWrite, VerdictWriteOutcome,
+};

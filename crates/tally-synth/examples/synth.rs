@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use tally_evidence::write::ArtifactForm;
+use tally_artifact::write::ArtifactForm;
 use tally_synth::{Delivery, Scenario, write_artifact};
 
 fn main() -> ExitCode {

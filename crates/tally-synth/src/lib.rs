@@ -8,7 +8,7 @@
 //! happenings as PyTorch profiler (Kineto) Chrome traces, one per GPU worker process
 //! ([`write_kineto`]). [`Delivery`] then adds the faults of real collection —
 //! redelivered records, shuffled order, legacy v1 records — and [`write_artifact`] writes the
-//! result through `tally_evidence`'s writer as a v2 or v4 artifact.
+//! result through `tally_artifact`'s writer as a v2 or v4 artifact.
 //!
 //! Everything streams: records are produced step by step and written as they come, so memory is
 //! bounded by the requests in flight (plus the shuffle window), never by the run's length. The
@@ -37,8 +37,8 @@ use std::sync::Arc;
 
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use tally_artifact::write::{ArtifactForm, ArtifactWriter};
 use tally_evidence::InferenceRecord;
-use tally_evidence::write::{ArtifactForm, ArtifactWriter};
 
 pub use delivery::{DEFAULT_SHUFFLE_WINDOW, Delivered};
 pub use happening::Happening;

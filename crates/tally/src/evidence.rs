@@ -1,11 +1,14 @@
-//! The binary's bridge to `tally-evidence`: turns command-line paths into reader inputs and feeds
-//! every record of every file, in order, to one resolver (`evidence-cli.md`: each file is read on
-//! its own terms — its own line numbers and v4 contexts — and all records resolve together).
+//! The binary's bridge to `tally-artifact` and `tally-evidence`: turns command-line paths into
+//! reader inputs and feeds every record of every file, in order, to one resolver (each file is
+//! read on its own terms — its own line numbers and v4 contexts — and all records resolve
+//! together: `docs/cli.md`); and the campaign half's [`Accountant`], the one place where the two
+//! halves meet.
 
 use std::path::Path;
 
-use tally_evidence::read::{self, Input};
-use tally_evidence::{CorrelationGraph, InferenceRecord, Origin, Resolver};
+use tally_artifact::read::{self, Input};
+use tally_contract::{Evidence, EvidenceAccountant};
+use tally_evidence::{CorrelationGraph, InferenceRecord, Origin, Resolver, account_gpu_time};
 
 /// The reader input for a command-line path (`-` is standard input).
 pub fn input(path: &Path) -> Input {
@@ -41,4 +44,47 @@ pub fn resolve_files(paths: &[impl AsRef<Path>]) -> tally_evidence::Result<Corre
         }
     }
     Ok(resolver.finish())
+}
+
+/// Accounts the evidence artifacts of campaign measurements — those an evaluate command hands
+/// over at `TALLY_EVIDENCE_FILE`, and those of `tally measurement add` — with the same resolution
+/// and accounting as `tally trace account`.
+pub struct Accountant;
+
+impl EvidenceAccountant for Accountant {
+    /// The artifact's GPU busy time: the sum over its device clocks of `busy_ns`. The error is the
+    /// reader's (`<path>: line N: <message>`, as `tally trace account` prints it).
+    fn account(&self, path: &Path) -> Result<Evidence, String> {
+        let mut resolver = Resolver::new();
+        read::resolve_input(&Input::Path(path.to_path_buf()), &mut resolver)
+            .map_err(|err| err.to_string())?;
+        let graph = resolver.finish();
+        let accounting = account_gpu_time(&graph).map_err(|err| err.to_string())?;
+        let gpu_busy_ns = accounting
+            .device_totals
+            .values()
+            .try_fold(0u64, |sum, time| sum.checked_add(time.busy_ns))
+            .ok_or_else(|| "its GPU busy time does not fit in 64 bits of nanoseconds".to_owned())?;
+        Ok(Evidence {
+            gpu_busy_ns,
+            devices: accounting.device_totals.len(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreadable_artifact_names_the_file_and_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.jsonl");
+        std::fs::write(&path, "\n{not json\n").unwrap();
+        let why = Accountant.account(&path).unwrap_err();
+        assert!(
+            why.starts_with(&format!("{}: line 2: ", path.display())),
+            "{why}"
+        );
+    }
 }

@@ -6,7 +6,9 @@
 //! | 1 | failure, bad input or a refusal: unreadable or invalid files, config or store problems, values the command refuses |
 //! | 2 | usage: unknown flag, missing argument, malformed command line |
 //! | 3 | held: a campaign command returned because the campaign is held |
-//! | 130 | interrupted by Ctrl-C |
+//! | 130 | interrupted by Ctrl-C (SIGINT) |
+//! | 143 | interrupted by SIGTERM (`timeout`, `kill`, a batch scheduler) |
+//! | 129 | interrupted by SIGHUP (the terminal or SSH session closed) |
 //!
 //! A closed standard output (`tally ... | head`) is not a failure: the command stops quietly with
 //! status 0, as ripgrep does.
@@ -21,24 +23,18 @@ use crate::printer;
 pub enum Status {
     /// Done (0).
     Success,
-    /// The input was read but refused, and the command already said why (1).
-    #[allow(dead_code)]
-    Refused,
     /// The campaign is held (3).
-    #[allow(dead_code)]
     Held,
-    /// Ctrl-C (130).
-    #[allow(dead_code)]
-    Interrupted,
+    /// Interrupted by a signal: SIGINT (130), SIGTERM (143) or SIGHUP (129); 128 + its number.
+    Interrupted(i32),
 }
 
 impl From<Status> for ExitCode {
     fn from(status: Status) -> Self {
         ExitCode::from(match status {
             Status::Success => 0,
-            Status::Refused => 1,
             Status::Held => 3,
-            Status::Interrupted => 130,
+            Status::Interrupted(signal) => u8::try_from(128 + signal).unwrap_or(130),
         })
     }
 }

@@ -5,13 +5,17 @@
 //! into an exit code ([`exit`]) and, on failure, into one line on standard error
 //! (`error: <FILE>: line N: <message>` or `error: <message>`). Library crates never print; all
 //! output goes through [`printer`].
+//!
+//! What the binary does not do: render. Commands wire — parse the arguments, call the libraries,
+//! hand typed results to `tally-report` and print the text it returns (or stream its writer
+//! through [`printer`]); only one-line messages (what was queued, written or recorded, notes on
+//! standard error) are worded here.
 
 mod cli;
 mod commands;
 mod evidence;
 mod exit;
 mod printer;
-mod report;
 
 use std::process::ExitCode;
 

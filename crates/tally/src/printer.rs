@@ -40,7 +40,6 @@ pub fn error(message: &str) {
 }
 
 /// Writes a note for the user on standard error (progress, hints); never mixed into results.
-#[allow(dead_code)]
 pub fn note(message: &str) {
     let mut stderr = io::stderr().lock();
     let _ = writeln!(stderr, "{message}");

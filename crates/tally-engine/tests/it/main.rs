@@ -7,6 +7,7 @@ mod lab;
 mod a_changed_evaluator_re_measures_the_head;
 mod a_failing_verdict_rule_leaves_the_candidate_pending;
 mod a_moved_head_is_judged_against_again;
+mod a_waiting_run_waits_on_its_clock;
 mod confirm_re_measures_a_keep;
 mod ctrl_c_and_a_killed_run_lose_nothing;
 mod evidence_gives_each_measurement_its_gpu_busy_time;

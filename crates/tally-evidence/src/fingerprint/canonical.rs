@@ -17,7 +17,7 @@ use serde_json::Value;
 use xxhash_rust::xxh3::xxh3_128;
 
 use super::Fingerprint;
-use super::literals::{parse_lenient, special_float};
+use crate::json::{parse_lenient, special_float};
 use crate::model::{EntityRef, Nanos};
 
 /// A canonical encoder: bytes appended to a buffer, hashed once at the end.

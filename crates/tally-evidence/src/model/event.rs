@@ -2,21 +2,20 @@
 //! fingerprint) or a verbatim [`LegacyRecord`], as an [`InferenceRecord`].
 //!
 //! Only assembly lives here: the parts are validated by whoever builds them (the reader, or the
-//! caller of [`CorrelationEvent::new`]), and the fingerprint's definition is
-//! [`crate::fingerprint`]'s.
+//! caller of [`CorrelationEvent::new`]); what makes two events equal, and the content fingerprint
+//! ([`CorrelationEvent::fingerprint`]), are [`crate::fingerprint`]'s.
 
 use std::sync::Arc;
 
 use super::{
     BusyIntervals, ClockKind, CorrelationContext, EventBody, EventType, Metadata, Nanos, Text,
 };
-use crate::fingerprint::{self, Fingerprint};
 
 /// One validated correlation event: context, id, metadata and the typed body.
 ///
 /// Built through [`CorrelationEvent::new`]; the parts are read through accessors. Its content
-/// [`Fingerprint`] is computed when asked for (resolution compares records directly, see
-/// [`crate::fingerprint`]).
+/// [`Fingerprint`](crate::fingerprint::Fingerprint) is computed when asked for (resolution
+/// compares records directly, see [`crate::fingerprint`]), which also defines its equality.
 #[derive(Clone, Debug)]
 pub struct CorrelationEvent {
     context: Arc<CorrelationContext>,
@@ -78,15 +77,6 @@ impl CorrelationEvent {
             _ => 2,
         }
     }
-    /// Content fingerprint of everything but `event_id` (type, version, context, fields,
-    /// metadata by value). Equal fingerprints mean equal records in the reference's sense.
-    pub fn fingerprint(&self) -> Fingerprint {
-        fingerprint::event(
-            fingerprint::shared_context(&self.context),
-            fingerprint::metadata(&self.metadata),
-            &self.body,
-        )
-    }
     /// Consumes the event, returning its parts.
     #[inline]
     pub fn into_parts(self) -> (Arc<CorrelationContext>, Text, Metadata, EventBody) {
@@ -107,20 +97,6 @@ impl CorrelationEvent {
         Some(end? - start?)
     }
 }
-
-impl PartialEq for CorrelationEvent {
-    fn eq(&self, other: &Self) -> bool {
-        self.event_id == other.event_id
-            && self.body == other.body
-            && fingerprint::same_content(
-                &self.context,
-                &self.metadata,
-                &other.context,
-                &other.metadata,
-            )
-    }
-}
-impl Eq for CorrelationEvent {}
 
 /// A version-1 (legacy client) record: kept verbatim, never validated, carries no evidence.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,18 +1,19 @@
 //! One call of an external provider as a process: start the command, write the request on its
 //! stdin and close it, drain stdout and stderr on their own threads (so a chatty provider never
-//! blocks on a full pipe), wait with a deadline, and kill it when the deadline passes.
+//! blocks on a full pipe), wait with a deadline, and kill it when the deadline passes. The
+//! mechanics are `tally-process`'s ([`Spawned`]); this module is the provider's policy.
 //!
 //! Failures come back as one-line messages (`timed out after 10 s`, `exited with status 3`)
 //! ending with the last lines of the provider's stderr; the caller prefixes the provider's name.
-//! This module knows nothing of JSON or the protocol. It kills the process it started, not
+//! This module knows nothing of JSON or the protocol. The provider runs in tally's own process
+//! group (a Ctrl-C at the terminal reaches it too), and it kills the process it started, not
 //! processes that one may have started in turn: a reader still blocked on a pipe such a process
 //! holds open is left behind rather than waited for.
 
-use std::io::{Read, Write};
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::thread;
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
+
+use tally_process::{Command, Group, Sink, SpawnError, Spawned, Waited};
 
 /// How long to wait for the pipes after the process ended (or was killed).
 const GRACE: Duration = Duration::from_millis(500);
@@ -31,62 +32,50 @@ pub(crate) struct Output {
 
 /// Runs `command` with `input` on stdin, for at most `timeout_s` seconds.
 pub(crate) fn run(command: &[String], input: Vec<u8>, timeout_s: f64) -> Result<Output, String> {
-    let (program, args) = command
-        .split_first()
-        .ok_or_else(|| "the command is empty; set `command = [\"./my-provider\"]`".to_string())?;
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            format!(
-                "could not start `{program}`: {e}; check `command` (a program on PATH, or a path \
-                 relative to the directory tally runs in, executable)"
-            )
-        })?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // A provider may exit without reading its input; the write then fails, which is fine.
-        thread::spawn(move || {
-            let _ = stdin.write_all(&input);
-        });
-    }
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
+    let mut child = Spawned::spawn(
+        Command {
+            argv: command,
+            dir: None,
+            env: Vec::new(),
+            stdin: Some(input),
+            stdout: Sink::memory(),
+            stderr: Sink::memory(),
+        },
+        Group::Caller,
+    )
+    .map_err(|why| match why {
+        SpawnError::EmptyCommand => {
+            "the command is empty; set `command = [\"./my-provider\"]`".to_string()
+        }
+        SpawnError::Start { program, source } => format!(
+            "could not start `{program}`: {source}; check `command` (a program on PATH, or a path \
+             relative to the directory tally runs in, executable)"
+        ),
+        SpawnError::Log(e) => format!("could not start it: {e}"),
+    })?;
     let timeout = Duration::from_secs_f64(timeout_s);
     let deadline = Instant::now() + timeout;
-    let mut step = Duration::from_millis(1);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) => {}
-            Err(e) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("could not wait for it: {e}"));
-            }
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            let err = stderr.recv_timeout(GRACE).unwrap_or_default();
-            return Err(format!(
-                "timed out after {timeout_s} s{}",
-                stderr_tail(&err)
-            ));
-        }
-        thread::sleep(step.min(deadline - now));
-        step = (step * 2).min(Duration::from_millis(20));
+    if child.wait(deadline, None) == Waited::TimedOut {
+        child.kill();
+        let _ = child.reap();
+        let err = kept_within(&mut child.stderr, GRACE);
+        return Err(format!(
+            "timed out after {timeout_s} s{}",
+            stderr_tail(&err)
+        ));
+    }
+    let status = match child.reap() {
+        Ok(status) => status,
+        Err(e) => return Err(format!("could not wait for it: {e}")),
     };
-    let left = deadline.saturating_duration_since(Instant::now()) + GRACE;
-    let Ok(out) = stdout.recv_timeout(left) else {
+    let until = deadline.max(Instant::now()) + GRACE;
+    if !child.stdout.wait_until(until) {
         return Err(format!(
             "timed out after {timeout_s} s: it exited, but something it started kept its stdout open"
         ));
-    };
-    let err = stderr.recv_timeout(GRACE).unwrap_or_default();
+    }
+    let out = child.stdout.kept();
+    let err = kept_within(&mut child.stderr, GRACE);
     if !status.success() {
         return Err(format!("{}{}", describe_exit(status), stderr_tail(&err)));
     }
@@ -96,17 +85,13 @@ pub(crate) fn run(command: &[String], input: Vec<u8>, timeout_s: f64) -> Result<
     })
 }
 
-/// Reads a pipe to its end on a thread; the bytes arrive on the returned channel.
-fn drain(pipe: Option<impl Read + Send + 'static>) -> Receiver<Vec<u8>> {
-    let (sender, receiver) = channel();
-    thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
-        }
-        let _ = sender.send(bytes);
-    });
-    receiver
+/// Everything on a stream that ends within `grace`; nothing when it does not.
+fn kept_within(drain: &mut tally_process::Drain, grace: Duration) -> Vec<u8> {
+    if drain.wait_until(Instant::now() + grace) {
+        drain.kept()
+    } else {
+        Vec::new()
+    }
 }
 
 /// `exited with status 3` or `was killed by signal 9`.

@@ -3,9 +3,32 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
-use tally_runner::{CommitId, EvaluateCommand, Git, SampleRequest, Side, WorktreeRunner};
+use tally_artifact::read::{self, Input};
+use tally_evidence::{Resolver, account_gpu_time};
+use tally_runner::{
+    CommitId, EvaluateCommand, Evidence, EvidenceAccountant, Git, SampleRequest, Side,
+    WorktreeRunner,
+};
+
+/// Accounts evidence with `tally-evidence` as the binary's accountant does: the GPU busy time
+/// summed over device clocks, errors as the reader writes them.
+pub struct Accountant;
+
+impl EvidenceAccountant for Accountant {
+    fn account(&self, path: &Path) -> Result<Evidence, String> {
+        let mut resolver = Resolver::new();
+        read::resolve_input(&Input::Path(path.to_path_buf()), &mut resolver)
+            .map_err(|err| err.to_string())?;
+        let accounting = account_gpu_time(&resolver.finish()).map_err(|err| err.to_string())?;
+        Ok(Evidence {
+            gpu_busy_ns: accounting.device_totals.values().map(|t| t.busy_ns).sum(),
+            devices: accounting.device_totals.len(),
+        })
+    }
+}
 
 /// A repository in one temporary directory and, in another, everything tally keeps outside it
 /// (worktree root, logs, marker files).
@@ -87,7 +110,12 @@ impl Fixture {
     }
 
     pub fn runner(&self) -> WorktreeRunner {
-        WorktreeRunner::new(self.git.clone(), &self.worktree_root()).unwrap()
+        WorktreeRunner::new(
+            self.git.clone(),
+            &self.worktree_root(),
+            Arc::new(Accountant),
+        )
+        .unwrap()
     }
 
     /// A request for `argv` on the head, candidate `c7`, candidate side, sample 2, 30 s timeout.

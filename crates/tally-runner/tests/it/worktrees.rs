@@ -2,13 +2,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 
 use tally_runner::{
     CancelToken, Checkout, Outcome, RunnerError, SampleRunner, default_worktree_root,
     prune_leftovers, validate_links,
 };
 
-use crate::fixture::{Fixture, alive};
+use crate::fixture::{Accountant, Fixture, alive};
 
 fn with_ignored_data() -> Fixture {
     let fx = Fixture::new(&[
@@ -140,7 +141,8 @@ fn a_dropped_checkout_removes_itself_even_with_read_only_content() {
 fn the_worktree_root_must_be_outside_the_repository() {
     let fx = Fixture::new(&[]);
     let inside = fx.repo.path().join(".tally/worktrees");
-    let err = tally_runner::WorktreeRunner::new(fx.git.clone(), &inside).unwrap_err();
+    let err = tally_runner::WorktreeRunner::new(fx.git.clone(), &inside, Arc::new(Accountant))
+        .unwrap_err();
     assert!(
         matches!(err, RunnerError::WorktreeRootInsideRepo { .. }),
         "{err}"

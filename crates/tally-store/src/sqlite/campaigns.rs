@@ -6,14 +6,14 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
+use tally_contract::NewCampaign;
 use tally_model::{
     Campaign, CampaignId, CampaignState, CandidateId, ConfigTextId, UnixMillis, Verdict,
 };
 
 use super::codec::{CAMPAIGN_COLUMNS, campaign_from_row};
 use super::{candidates, next_id};
-use crate::error::StoreError;
-use crate::records::NewCampaign;
+use crate::error::{Error, StoreError};
 
 fn select(filter: &str) -> String {
     format!(
@@ -22,18 +22,18 @@ fn select(filter: &str) -> String {
     )
 }
 
-pub(super) fn create(conn: &Connection, new: &NewCampaign) -> Result<Campaign, StoreError> {
+pub(super) fn create(conn: &Connection, new: &NewCampaign) -> Result<Campaign, Error> {
     if new.name.trim().is_empty() {
-        return Err(StoreError::invalid(
-            "campaign name",
-            "it is empty; set `name` in tally.toml",
-        ));
+        return Err(
+            StoreError::invalid("campaign name", "it is empty; set `name` in tally.toml").into(),
+        );
     }
     require_evaluator(&new.evaluator)?;
     if by_name(conn, &new.name)?.is_some() {
         return Err(StoreError::CampaignExists {
             name: new.name.clone(),
-        });
+        }
+        .into());
     }
     let config = record_config_text(conn, &new.config_text)?;
     let id = next_id(conn, "campaigns")?;
@@ -51,7 +51,7 @@ pub(super) fn create(conn: &Connection, new: &NewCampaign) -> Result<Campaign, S
     require(conn, CampaignId(id))
 }
 
-pub(super) fn get(conn: &Connection, id: CampaignId) -> Result<Option<Campaign>, StoreError> {
+pub(super) fn get(conn: &Connection, id: CampaignId) -> Result<Option<Campaign>, Error> {
     Ok(conn
         .prepare_cached(&select("WHERE c.id = ?1"))?
         .query_row([id.0], campaign_from_row)
@@ -59,18 +59,18 @@ pub(super) fn get(conn: &Connection, id: CampaignId) -> Result<Option<Campaign>,
 }
 
 /// The campaign, or `NoSuchCampaign`.
-pub(super) fn require(conn: &Connection, id: CampaignId) -> Result<Campaign, StoreError> {
-    get(conn, id)?.ok_or(StoreError::NoSuchCampaign(id))
+pub(super) fn require(conn: &Connection, id: CampaignId) -> Result<Campaign, Error> {
+    get(conn, id)?.ok_or(StoreError::NoSuchCampaign(id).into())
 }
 
-pub(super) fn by_name(conn: &Connection, name: &str) -> Result<Option<Campaign>, StoreError> {
+pub(super) fn by_name(conn: &Connection, name: &str) -> Result<Option<Campaign>, Error> {
     Ok(conn
         .prepare_cached(&select("WHERE c.name = ?1"))?
         .query_row([name], campaign_from_row)
         .optional()?)
 }
 
-pub(super) fn list(conn: &Connection) -> Result<Vec<Campaign>, StoreError> {
+pub(super) fn list(conn: &Connection) -> Result<Vec<Campaign>, Error> {
     let mut stmt = conn.prepare_cached(&select("ORDER BY c.id"))?;
     let rows = stmt.query_map([], campaign_from_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -82,7 +82,7 @@ pub(super) fn set_state(
     state: CampaignState,
     reason: Option<&str>,
     at: UnixMillis,
-) -> Result<Campaign, StoreError> {
+) -> Result<Campaign, Error> {
     require(conn, id)?;
     conn.prepare_cached(
         "UPDATE campaigns SET state = ?2, reason = ?3, state_since_ms = ?4 WHERE id = ?1",
@@ -96,7 +96,7 @@ pub(super) fn set_config(
     id: CampaignId,
     evaluator: &str,
     config_text: &str,
-) -> Result<Campaign, StoreError> {
+) -> Result<Campaign, Error> {
     require(conn, id)?;
     require_evaluator(evaluator)?;
     let config = record_config_text(conn, config_text)?;
@@ -109,7 +109,7 @@ pub(super) fn set_head(
     conn: &Connection,
     id: CampaignId,
     head: Option<CandidateId>,
-) -> Result<Campaign, StoreError> {
+) -> Result<Campaign, Error> {
     require(conn, id)?;
     if let Some(head) = head {
         let candidate = candidates::require(conn, id, head)?;
@@ -120,7 +120,8 @@ pub(super) fn set_head(
                     "{head} is {}, and the head is always a keep; set its verdict to keep first",
                     candidate.verdict
                 ),
-            ));
+            )
+            .into());
         }
     }
     conn.prepare_cached("UPDATE campaigns SET head = ?2 WHERE id = ?1")?
@@ -149,10 +150,7 @@ fn sha256_hex(text: &str) -> String {
     hex
 }
 
-pub(super) fn record_config_text(
-    conn: &Connection,
-    text: &str,
-) -> Result<ConfigTextId, StoreError> {
+pub(super) fn record_config_text(conn: &Connection, text: &str) -> Result<ConfigTextId, Error> {
     let hash = sha256_hex(text);
     let known: Option<u64> = conn
         .prepare_cached("SELECT id FROM config_texts WHERE sha256 = ?1")?
@@ -167,10 +165,7 @@ pub(super) fn record_config_text(
     Ok(ConfigTextId(id))
 }
 
-pub(super) fn config_text(
-    conn: &Connection,
-    id: ConfigTextId,
-) -> Result<Option<String>, StoreError> {
+pub(super) fn config_text(conn: &Connection, id: ConfigTextId) -> Result<Option<String>, Error> {
     Ok(conn
         .prepare_cached("SELECT text FROM config_texts WHERE id = ?1")?
         .query_row([id.0], |row| row.get(0))

@@ -5,18 +5,18 @@
 //! Deciding verdicts is the verdict rule's job; this module only records them.
 
 use rusqlite::{Connection, OptionalExtension, params};
+use tally_contract::{HeadUpdate, NewCandidate, VerdictWrite, VerdictWriteOutcome};
 use tally_model::{Actor, CampaignId, Candidate, CandidateId, Verdict};
 
 use super::campaigns;
 use super::codec::{CANDIDATE_COLUMNS, actor_to_sql, candidate_from_row};
-use crate::error::StoreError;
-use crate::records::{HeadUpdate, NewCandidate, VerdictWrite, VerdictWriteOutcome};
+use crate::error::{Error, StoreError};
 
 pub(super) fn add(
     conn: &Connection,
     campaign: CampaignId,
     new: &[NewCandidate],
-) -> Result<Vec<Candidate>, StoreError> {
+) -> Result<Vec<Candidate>, Error> {
     let parent = campaigns::require(conn, campaign)?.head;
     let first: u32 = conn
         .prepare_cached(
@@ -34,13 +34,15 @@ pub(super) fn add(
             return Err(StoreError::invalid(
                 format!("revision of new candidate {}", offset + 1),
                 "it is empty; pass the full commit id",
-            ));
+            )
+            .into());
         }
         if candidate.proposed_by.trim().is_empty() {
             return Err(StoreError::invalid(
                 format!("proposed_by of {}", candidate.revision),
                 "it is empty; say who proposes the candidate",
-            ));
+            )
+            .into());
         }
         let number = u32::try_from(offset)
             .ok()
@@ -77,7 +79,7 @@ pub(super) fn get(
     conn: &Connection,
     campaign: CampaignId,
     id: CandidateId,
-) -> Result<Option<Candidate>, StoreError> {
+) -> Result<Option<Candidate>, Error> {
     let sql = format!(
         "SELECT {CANDIDATE_COLUMNS} FROM candidates WHERE campaign_id = ?1 AND number = ?2"
     );
@@ -92,7 +94,7 @@ pub(super) fn require(
     conn: &Connection,
     campaign: CampaignId,
     id: CandidateId,
-) -> Result<Candidate, StoreError> {
+) -> Result<Candidate, Error> {
     match get(conn, campaign, id)? {
         Some(candidate) => Ok(candidate),
         None => {
@@ -100,12 +102,13 @@ pub(super) fn require(
             Err(StoreError::NoSuchCandidate {
                 campaign,
                 candidate: id,
-            })
+            }
+            .into())
         }
     }
 }
 
-pub(super) fn list(conn: &Connection, campaign: CampaignId) -> Result<Vec<Candidate>, StoreError> {
+pub(super) fn list(conn: &Connection, campaign: CampaignId) -> Result<Vec<Candidate>, Error> {
     campaigns::require(conn, campaign)?;
     let sql = format!(
         "SELECT {CANDIDATE_COLUMNS} FROM candidates WHERE campaign_id = ?1 ORDER BY number"
@@ -125,7 +128,7 @@ pub(super) fn list(conn: &Connection, campaign: CampaignId) -> Result<Vec<Candid
 pub(super) fn next_pending(
     conn: &Connection,
     campaign: CampaignId,
-) -> Result<Option<Candidate>, StoreError> {
+) -> Result<Option<Candidate>, Error> {
     campaigns::require(conn, campaign)?;
     let sql = format!(
         "SELECT {CANDIDATE_COLUMNS} FROM candidates \
@@ -142,7 +145,7 @@ pub(super) fn set_verdict(
     campaign: CampaignId,
     id: CandidateId,
     write: &VerdictWrite,
-) -> Result<VerdictWriteOutcome, StoreError> {
+) -> Result<VerdictWriteOutcome, Error> {
     let current_head = campaigns::require(conn, campaign)?.head;
     let candidate = require(conn, campaign, id)?;
     if let Actor::Person(name) = &write.by
@@ -151,7 +154,8 @@ pub(super) fn set_verdict(
         return Err(StoreError::invalid(
             format!("author of the verdict of {id}"),
             "the person's name is empty; say who sets it",
-        ));
+        )
+        .into());
     }
     if write.by == Actor::Loop && candidate.is_hand_set() {
         return Ok(VerdictWriteOutcome::HandSet(candidate));
@@ -169,7 +173,8 @@ pub(super) fn set_verdict(
                          HeadUpdate::Set naming the new head",
                         write.verdict
                     ),
-                ));
+                )
+                .into());
             }
             None
         }

@@ -5,14 +5,14 @@
 //! and `running`; any other move is refused. Which evaluations to queue is the engine's choice.
 
 use rusqlite::{Connection, OptionalExtension, params};
+use tally_contract::NewEvaluation;
 use tally_model::{CampaignId, Evaluation, EvaluationId, EvaluationState, UnixMillis};
 
 use super::codec::{EVALUATION_COLUMNS, evaluation_from_row};
 use super::{campaigns, candidates, next_id};
-use crate::error::StoreError;
-use crate::records::NewEvaluation;
+use crate::error::{Error, StoreError};
 
-pub(super) fn queue(conn: &Connection, new: &NewEvaluation) -> Result<Evaluation, StoreError> {
+pub(super) fn queue(conn: &Connection, new: &NewEvaluation) -> Result<Evaluation, Error> {
     candidates::require(conn, new.campaign, new.candidate)?;
     if let Some(bar) = new.bar {
         candidates::require(conn, new.campaign, bar)?;
@@ -21,7 +21,8 @@ pub(super) fn queue(conn: &Connection, new: &NewEvaluation) -> Result<Evaluation
         return Err(StoreError::invalid(
             format!("repeats of the evaluation of {}", new.candidate),
             "it is 0; an evaluation takes at least one sample",
-        ));
+        )
+        .into());
     }
     let id = next_id(conn, "evaluations")?;
     conn.prepare_cached(
@@ -41,7 +42,7 @@ pub(super) fn queue(conn: &Connection, new: &NewEvaluation) -> Result<Evaluation
     require(conn, EvaluationId(id))
 }
 
-pub(super) fn get(conn: &Connection, id: EvaluationId) -> Result<Option<Evaluation>, StoreError> {
+pub(super) fn get(conn: &Connection, id: EvaluationId) -> Result<Option<Evaluation>, Error> {
     let sql = format!("SELECT {EVALUATION_COLUMNS} FROM evaluations WHERE id = ?1");
     Ok(conn
         .prepare_cached(&sql)?
@@ -50,22 +51,23 @@ pub(super) fn get(conn: &Connection, id: EvaluationId) -> Result<Option<Evaluati
 }
 
 /// The evaluation, or `NoSuchEvaluation`.
-pub(super) fn require(conn: &Connection, id: EvaluationId) -> Result<Evaluation, StoreError> {
-    get(conn, id)?.ok_or(StoreError::NoSuchEvaluation(id))
+pub(super) fn require(conn: &Connection, id: EvaluationId) -> Result<Evaluation, Error> {
+    get(conn, id)?.ok_or(StoreError::NoSuchEvaluation(id).into())
 }
 
 pub(super) fn start(
     conn: &Connection,
     id: EvaluationId,
     at: UnixMillis,
-) -> Result<Evaluation, StoreError> {
+) -> Result<Evaluation, Error> {
     let evaluation = require(conn, id)?;
     if evaluation.state != EvaluationState::Queued {
         return Err(StoreError::EvaluationState {
             evaluation: id,
             found: evaluation.state,
             wanted: "only a queued evaluation can start; queue a new one".to_owned(),
-        });
+        }
+        .into());
     }
     conn.prepare_cached("UPDATE evaluations SET state = 'running', started_ms = ?2 WHERE id = ?1")?
         .execute(params![id.0, at.0])?;
@@ -78,12 +80,13 @@ pub(super) fn end(
     state: EvaluationState,
     note: Option<&str>,
     at: UnixMillis,
-) -> Result<Evaluation, StoreError> {
+) -> Result<Evaluation, Error> {
     if !state.is_ended() {
         return Err(StoreError::invalid(
             format!("end state of {id}"),
             format!("{state} does not end an evaluation; use finished or abandoned"),
-        ));
+        )
+        .into());
     }
     let evaluation = require(conn, id)?;
     let allowed = match state {
@@ -98,7 +101,8 @@ pub(super) fn end(
                 "it cannot become {state} (finished needs running; abandoned needs queued or \
                  running)"
             ),
-        });
+        }
+        .into());
     }
     conn.prepare_cached(
         "UPDATE evaluations SET state = ?2, note = ?3, ended_ms = ?4 WHERE id = ?1",
@@ -107,7 +111,7 @@ pub(super) fn end(
     require(conn, id)
 }
 
-pub(super) fn list(conn: &Connection, campaign: CampaignId) -> Result<Vec<Evaluation>, StoreError> {
+pub(super) fn list(conn: &Connection, campaign: CampaignId) -> Result<Vec<Evaluation>, Error> {
     campaigns::require(conn, campaign)?;
     let sql =
         format!("SELECT {EVALUATION_COLUMNS} FROM evaluations WHERE campaign_id = ?1 ORDER BY id");
@@ -126,7 +130,7 @@ pub(super) fn list(conn: &Connection, campaign: CampaignId) -> Result<Vec<Evalua
 pub(super) fn unfinished(
     conn: &Connection,
     campaign: CampaignId,
-) -> Result<Vec<Evaluation>, StoreError> {
+) -> Result<Vec<Evaluation>, Error> {
     campaigns::require(conn, campaign)?;
     let sql = format!(
         "SELECT {EVALUATION_COLUMNS} FROM evaluations \

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
+use tally_contract::NewMeasurement;
 use tally_model::{
     CampaignId, CandidateId, EvaluationId, EvaluationState, Measurement, MeasurementId, Side,
     UnitValues,
@@ -17,10 +18,9 @@ use super::codec::{
     MEASUREMENT_COLUMNS, actor_to_sql, measurement_from_row, metrics_to_sql, path_to_sql,
 };
 use super::{campaigns, candidates, evaluations, next_id};
-use crate::error::StoreError;
-use crate::records::NewMeasurement;
+use crate::error::{Error, StoreError};
 
-pub(super) fn record(conn: &Connection, new: &NewMeasurement) -> Result<Measurement, StoreError> {
+pub(super) fn record(conn: &Connection, new: &NewMeasurement) -> Result<Measurement, Error> {
     check(conn, new)?;
     let stdout_log = path_to_sql("stdout_log", new.stdout_log.as_deref())?;
     let stderr_log = path_to_sql("stderr_log", new.stderr_log.as_deref())?;
@@ -73,20 +73,20 @@ pub(super) fn record(conn: &Connection, new: &NewMeasurement) -> Result<Measurem
 }
 
 /// Everything `record` refuses, checked before anything is written.
-fn check(conn: &Connection, new: &NewMeasurement) -> Result<(), StoreError> {
+fn check(conn: &Connection, new: &NewMeasurement) -> Result<(), Error> {
     candidates::require(conn, new.campaign, new.candidate)?;
     let who = format!("measurement of {}", new.candidate);
     if new.evaluator.is_empty() {
         return Err(StoreError::invalid(
             format!("evaluator of the {who}"),
             "it is empty; pass the evaluator identity it ran under",
-        ));
+        )
+        .into());
     }
     if new.attempt == 0 {
-        return Err(StoreError::invalid(
-            format!("attempt of the {who}"),
-            "attempts count from 1",
-        ));
+        return Err(
+            StoreError::invalid(format!("attempt of the {who}"), "attempts count from 1").into(),
+        );
     }
     for (what, value) in [
         ("duration_ns", new.duration_ns),
@@ -96,7 +96,8 @@ fn check(conn: &Connection, new: &NewMeasurement) -> Result<(), StoreError> {
             return Err(StoreError::invalid(
                 format!("{what} of the {who}"),
                 "over 2^63 ns (292 years)",
-            ));
+            )
+            .into());
         }
     }
     for (name, value) in &new.metrics {
@@ -107,7 +108,8 @@ fn check(conn: &Connection, new: &NewMeasurement) -> Result<(), StoreError> {
             return Err(StoreError::invalid(
                 format!("units[{metric:?}] of the {who}"),
                 "no unit values; leave the metric out of the units instead",
-            ));
+            )
+            .into());
         }
         for (unit, value) in units {
             check_number(
@@ -119,7 +121,8 @@ fn check(conn: &Connection, new: &NewMeasurement) -> Result<(), StoreError> {
                 return Err(StoreError::invalid(
                     format!("units[{metric:?}] of the {who}"),
                     "a unit id is empty",
-                ));
+                )
+                .into());
             }
         }
     }
@@ -129,7 +132,8 @@ fn check(conn: &Connection, new: &NewMeasurement) -> Result<(), StoreError> {
         return Err(StoreError::invalid(
             format!("config of the {who}"),
             format!("{config} is not stored; record it with record_config_text first"),
-        ));
+        )
+        .into());
     }
     if let Some(evaluation) = new.evaluation {
         check_evaluation(conn, new, evaluation, &who)?;
@@ -146,10 +150,7 @@ fn check(conn: &Connection, new: &NewMeasurement) -> Result<(), StoreError> {
             None
         };
         if let Some(why) = why {
-            return Err(StoreError::invalid(
-                format!("pair {pair} of the {who}"),
-                why,
-            ));
+            return Err(StoreError::invalid(format!("pair {pair} of the {who}"), why).into());
         }
     }
     if let Some(retried) = new.retry_of {
@@ -158,13 +159,15 @@ fn check(conn: &Connection, new: &NewMeasurement) -> Result<(), StoreError> {
             return Err(StoreError::invalid(
                 format!("retry_of {retried} of the {who}"),
                 format!("it measured {} of {}", first.candidate, first.campaign),
-            ));
+            )
+            .into());
         }
         if first.error.is_none() {
             return Err(StoreError::invalid(
                 format!("retry_of {retried} of the {who}"),
                 "it succeeded; only a failed attempt is retried",
-            ));
+            )
+            .into());
         }
     }
     Ok(())
@@ -188,13 +191,14 @@ fn check_evaluation(
     new: &NewMeasurement,
     id: EvaluationId,
     who: &str,
-) -> Result<(), StoreError> {
+) -> Result<(), Error> {
     let evaluation = evaluations::require(conn, id)?;
     if evaluation.campaign != new.campaign {
         return Err(StoreError::invalid(
             format!("evaluation of the {who}"),
             format!("{id} belongs to {}", evaluation.campaign),
-        ));
+        )
+        .into());
     }
     if evaluation.state != EvaluationState::Running {
         return Err(StoreError::EvaluationState {
@@ -202,7 +206,8 @@ fn check_evaluation(
             found: evaluation.state,
             wanted: "samples are recorded only under a running evaluation; start it first"
                 .to_owned(),
-        });
+        }
+        .into());
     }
     let expected = match new.side {
         Side::Candidate => Some(evaluation.candidate),
@@ -220,12 +225,13 @@ fn check_evaluation(
                 new.side,
                 new.candidate
             ),
-        ));
+        )
+        .into());
     }
     Ok(())
 }
 
-pub(super) fn get(conn: &Connection, id: MeasurementId) -> Result<Option<Measurement>, StoreError> {
+pub(super) fn get(conn: &Connection, id: MeasurementId) -> Result<Option<Measurement>, Error> {
     let sql = format!("SELECT {MEASUREMENT_COLUMNS} FROM measurements WHERE id = ?1");
     Ok(conn
         .prepare_cached(&sql)?
@@ -234,11 +240,11 @@ pub(super) fn get(conn: &Connection, id: MeasurementId) -> Result<Option<Measure
 }
 
 /// The measurement, or `NoSuchMeasurement`.
-pub(super) fn require(conn: &Connection, id: MeasurementId) -> Result<Measurement, StoreError> {
-    get(conn, id)?.ok_or(StoreError::NoSuchMeasurement(id))
+pub(super) fn require(conn: &Connection, id: MeasurementId) -> Result<Measurement, Error> {
+    get(conn, id)?.ok_or(StoreError::NoSuchMeasurement(id).into())
 }
 
-fn query(conn: &Connection, filter: &str, args: &[u64]) -> Result<Vec<Measurement>, StoreError> {
+fn query(conn: &Connection, filter: &str, args: &[u64]) -> Result<Vec<Measurement>, Error> {
     let sql = format!("SELECT {MEASUREMENT_COLUMNS} FROM measurements {filter} ORDER BY id");
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args), measurement_from_row)?;
@@ -249,7 +255,7 @@ pub(super) fn of_candidate(
     conn: &Connection,
     campaign: CampaignId,
     candidate: CandidateId,
-) -> Result<Vec<Measurement>, StoreError> {
+) -> Result<Vec<Measurement>, Error> {
     candidates::require(conn, campaign, candidate)?;
     query(
         conn,
@@ -261,7 +267,7 @@ pub(super) fn of_candidate(
 pub(super) fn of_evaluation(
     conn: &Connection,
     evaluation: EvaluationId,
-) -> Result<Vec<Measurement>, StoreError> {
+) -> Result<Vec<Measurement>, Error> {
     evaluations::require(conn, evaluation)?;
     query(conn, "WHERE evaluation_id = ?1", &[evaluation.0])
 }
@@ -274,7 +280,7 @@ pub(super) fn of_evaluation(
 pub(super) fn of_campaign(
     conn: &Connection,
     campaign: CampaignId,
-) -> Result<Vec<Measurement>, StoreError> {
+) -> Result<Vec<Measurement>, Error> {
     campaigns::require(conn, campaign)?;
     let count: usize = conn
         .prepare_cached("SELECT COUNT(*) FROM measurements WHERE campaign_id = ?1")?
@@ -290,7 +296,7 @@ pub(super) fn of_campaign(
     Ok(all)
 }
 
-pub(super) fn units_of(conn: &Connection, id: MeasurementId) -> Result<UnitValues, StoreError> {
+pub(super) fn units_of(conn: &Connection, id: MeasurementId) -> Result<UnitValues, Error> {
     require(conn, id)?;
     let mut stmt = conn.prepare_cached(
         "SELECT metric, unit, value FROM measurement_units WHERE measurement_id = ?1 \
@@ -311,7 +317,7 @@ pub(super) fn units_of_candidate(
     conn: &Connection,
     campaign: CampaignId,
     candidate: CandidateId,
-) -> Result<BTreeMap<MeasurementId, UnitValues>, StoreError> {
+) -> Result<BTreeMap<MeasurementId, UnitValues>, Error> {
     candidates::require(conn, campaign, candidate)?;
     let mut stmt = conn.prepare_cached(
         "SELECT u.measurement_id, u.metric, u.unit, u.value FROM measurement_units u \

@@ -23,7 +23,7 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use rusqlite_migration::{M, MigrationDefinitionError, Migrations};
 
-use crate::error::StoreError;
+use crate::error::{Error, StoreError};
 
 /// The SQLite application id of a tally store (`"taly"`), set by the first migration.
 pub const APPLICATION_ID: i64 = 0x7461_6c79;
@@ -120,9 +120,9 @@ impl SqliteStore {
                 ),
             ));
         }
-        let open_err = |source| StoreError::Open {
+        let open_err = |source: rusqlite::Error| StoreError::Open {
             path: shown.clone(),
-            source,
+            source: Box::new(source),
         };
         let mut conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(options.busy_timeout).map_err(open_err)?;
@@ -152,7 +152,7 @@ impl SqliteStore {
                 },
                 source => StoreError::Migration {
                     path: shown.clone(),
-                    source,
+                    source: Box::new(source),
                 },
             })?;
         Ok(Self {
@@ -178,16 +178,13 @@ impl SqliteStore {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn locate(&self, error: StoreError) -> StoreError {
+    fn locate(&self, error: Error) -> StoreError {
         locate(error, &self.path, self.busy_timeout)
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction, committed when `f` succeeds and rolled
     /// back otherwise.
-    fn write<T>(
-        &self,
-        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
+    fn write<T>(&self, f: impl FnOnce(&Connection) -> Result<T, Error>) -> Result<T, StoreError> {
         let mut conn = self.lock();
         let run = || {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -199,10 +196,7 @@ impl SqliteStore {
     }
 
     /// Runs `f` in one deferred (read) transaction, so its queries see one snapshot.
-    fn read<T>(
-        &self,
-        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T, Error>) -> Result<T, StoreError> {
         let mut conn = self.lock();
         let run = || {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
@@ -215,21 +209,19 @@ impl SqliteStore {
 }
 
 /// Fills in the store path of a database error, and turns "busy" into [`StoreError::Busy`].
-fn locate(error: StoreError, path: &str, busy_timeout: Duration) -> StoreError {
+fn locate(error: Error, path: &str, busy_timeout: Duration) -> StoreError {
     match error {
-        StoreError::Sqlite { path: p, source } if p.is_empty() => {
-            match source.sqlite_error_code() {
-                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy {
-                    path: path.to_owned(),
-                    timeout_ms: busy_timeout.as_millis(),
-                },
-                _ => StoreError::Sqlite {
-                    path: path.to_owned(),
-                    source,
-                },
-            }
-        }
-        other => other,
+        Error::Sqlite(source) => match source.sqlite_error_code() {
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy {
+                path: path.to_owned(),
+                timeout_ms: busy_timeout.as_millis(),
+            },
+            _ => StoreError::Sqlite {
+                path: path.to_owned(),
+                source: Box::new(source),
+            },
+        },
+        Error::Store(other) => other,
     }
 }
 
@@ -238,7 +230,7 @@ fn user_version(conn: &Connection) -> Result<i64, rusqlite::Error> {
 }
 
 /// Refuses files that belong to another program, and files from a newer tally.
-fn check_identity(conn: &Connection, path: &str) -> Result<(), StoreError> {
+fn check_identity(conn: &Connection, path: &str) -> Result<(), Error> {
     let app_id: i64 = conn.query_row("PRAGMA application_id", [], |row| row.get(0))?;
     let version = user_version(conn)?;
     if app_id == 0 {
@@ -251,27 +243,30 @@ fn check_identity(conn: &Connection, path: &str) -> Result<(), StoreError> {
             return Err(StoreError::NotATallyStore {
                 path: path.to_owned(),
                 found: app_id,
-            });
+            }
+            .into());
         }
     } else if app_id != APPLICATION_ID {
         return Err(StoreError::NotATallyStore {
             path: path.to_owned(),
             found: app_id,
-        });
+        }
+        .into());
     }
     if version > SqliteStore::SCHEMA_VERSION as i64 {
         return Err(StoreError::SchemaTooNew {
             path: path.to_owned(),
             found: version,
             known: SqliteStore::SCHEMA_VERSION,
-        });
+        }
+        .into());
     }
     Ok(())
 }
 
 /// `SELECT COALESCE(MAX(id), 0) + 1` over a table with an `id` column: the next id, allocated
 /// inside the caller's write transaction (portable; no AUTOINCREMENT).
-fn next_id(conn: &Connection, table: &'static str) -> Result<u64, StoreError> {
+fn next_id(conn: &Connection, table: &'static str) -> Result<u64, Error> {
     let sql = format!("SELECT COALESCE(MAX(id), 0) + 1 FROM {table}");
     Ok(conn.prepare_cached(&sql)?.query_row([], |row| row.get(0))?)
 }

@@ -5,6 +5,10 @@
 
 use std::collections::BTreeMap;
 
+use tally_contract::{
+    CampaignSnapshot, CampaignTotals, EvaluationDuration, NewCampaign, NewCandidate, NewEvaluation,
+    NewMeasurement, Store, VerdictWrite, VerdictWriteOutcome,
+};
 use tally_model::{
     Campaign, CampaignId, CampaignState, Candidate, CandidateId, ConfigTextId, Evaluation,
     EvaluationId, EvaluationState, Measurement, MeasurementId, UnitValues, UnixMillis,
@@ -12,11 +16,6 @@ use tally_model::{
 
 use super::{SqliteStore, campaigns, candidates, evaluations, measurements, totals};
 use crate::error::StoreError;
-use crate::records::{
-    CampaignSnapshot, CampaignTotals, EvaluationDuration, NewCampaign, NewCandidate, NewEvaluation,
-    NewMeasurement, VerdictWrite, VerdictWriteOutcome,
-};
-use crate::store::Store;
 
 impl Store for SqliteStore {
     fn create_campaign(&self, new: &NewCampaign) -> Result<Campaign, StoreError> {

@@ -6,16 +6,13 @@
 //! into facts (`gpu_hours`, `runs`, ...) is the fact sources' job.
 
 use rusqlite::{Connection, params};
+use tally_contract::{CampaignSnapshot, CampaignTotals, EvaluationDuration};
 use tally_model::{CampaignId, EvaluationId, EvaluationState, UnixMillis, Verdict};
 
 use super::{campaigns, candidates, evaluations, measurements};
-use crate::error::StoreError;
-use crate::records::{CampaignSnapshot, CampaignTotals, EvaluationDuration};
+use crate::error::{Error, StoreError};
 
-pub(super) fn totals(
-    conn: &Connection,
-    campaign: CampaignId,
-) -> Result<CampaignTotals, StoreError> {
+pub(super) fn totals(conn: &Connection, campaign: CampaignId) -> Result<CampaignTotals, Error> {
     campaigns::require(conn, campaign)?;
     let mut totals = CampaignTotals::default();
 
@@ -38,7 +35,8 @@ pub(super) fn totals(
                 return Err(StoreError::invalid(
                     "stored verdict",
                     format!("unknown word {word:?}"),
-                ));
+                )
+                .into());
             }
         }
     }
@@ -84,7 +82,8 @@ pub(super) fn totals(
                 return Err(StoreError::invalid(
                     "stored evaluation state",
                     format!("unknown word {word:?}"),
-                ));
+                )
+                .into());
             }
         }
         if let Some(started) = row.get::<_, Option<i64>>(2)?.map(UnixMillis) {
@@ -99,7 +98,7 @@ pub(super) fn recent_evaluation_durations(
     conn: &Connection,
     campaign: CampaignId,
     limit: u32,
-) -> Result<Vec<EvaluationDuration>, StoreError> {
+) -> Result<Vec<EvaluationDuration>, Error> {
     campaigns::require(conn, campaign)?;
     let mut stmt = conn.prepare_cached(
         "WITH recent AS (SELECT id FROM evaluations WHERE campaign_id = ?1 AND state = 'finished' \
@@ -118,10 +117,7 @@ pub(super) fn recent_evaluation_durations(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-pub(super) fn snapshot(
-    conn: &Connection,
-    campaign: CampaignId,
-) -> Result<CampaignSnapshot, StoreError> {
+pub(super) fn snapshot(conn: &Connection, campaign: CampaignId) -> Result<CampaignSnapshot, Error> {
     Ok(CampaignSnapshot {
         campaign: campaigns::require(conn, campaign)?,
         candidates: candidates::list(conn, campaign)?,

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tally_store::contract::store_contract;
+use tally_contract::conformance::store_contract;
 use tally_store::{SqliteStore, Store};
 
 #[test]

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use tally_evidence::write::{ArtifactForm, to_jsonl};
+use tally_artifact::write::{ArtifactForm, to_jsonl};
 use tally_evidence::{EventBody, InferenceRecord};
 use tally_synth::{Delivery, Scenario};
 

@@ -1,6 +1,6 @@
 //! Same scenario and delivery, same bytes; record counts scale with the request count.
 
-use tally_evidence::write::ArtifactForm;
+use tally_artifact::write::ArtifactForm;
 use tally_evidence::{EventType, InferenceRecord};
 use tally_synth::{Delivery, RECORDS_PER_REQUEST, Scenario, write_artifact_to};
 

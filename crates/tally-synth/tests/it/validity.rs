@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use tally_evidence::write::ArtifactForm;
+use tally_artifact::write::ArtifactForm;
 use tally_evidence::{
     AttributionStatus, BusyIntervals, ClockKind, CorrelationEvent, EntityRef, EventBody,
     InferenceRecord,

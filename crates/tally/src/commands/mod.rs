@@ -1,5 +1,6 @@
 //! One module per command. Each takes its parsed arguments, does its work through the library
-//! crates, prints through [`crate::printer`], and returns an exit [`Status`] or an error.
+//! crates, has `tally-report` render the result, prints through [`crate::printer`], and returns
+//! an exit [`Status`] or an error.
 
 mod campaign;
 mod trace;

@@ -115,7 +115,7 @@ fn ctrl_c_with_no_sample_running_says_nothing_was_recorded() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(
-        stderr.contains("interrupted: no sample was running; nothing was recorded"),
+        stderr.contains("interrupted (SIGINT): no sample was running; nothing was recorded"),
         "{stderr}"
     );
     assert!(!stderr.contains("in flight"), "{stderr}");

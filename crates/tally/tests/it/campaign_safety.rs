@@ -353,7 +353,7 @@ fn ctrl_c_during_init_leaves_the_baseline_to_the_next_run() {
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(
         stderr.ends_with(
-            "interrupted: the baseline is measured by the next `tally init` or `tally run`\n"
+            "interrupted (SIGINT): the baseline is measured by the next `tally init` or `tally run`\n"
         ),
         "{stderr}"
     );
@@ -381,4 +381,127 @@ fn ctrl_c_during_init_leaves_the_baseline_to_the_next_run() {
             .unwrap()
             .starts_with("against candidate#0: ")
     );
+}
+
+#[test]
+fn sigterm_and_sighup_take_the_ctrl_c_path() {
+    // `timeout 600 tally run` sends SIGTERM; a closed terminal or SSH session, SIGHUP. Either
+    // kills the sample in flight with its process group, records it, removes the checkout and
+    // exits with 128 + the signal's number after one line.
+    for (signal, code, name) in [
+        (Signal::SIGTERM, 143, "SIGTERM"),
+        (Signal::SIGHUP, 129, "SIGHUP"),
+    ] {
+        let repo = CampaignRepo::new();
+        repo.start_campaign(PAIRED, "tok_s=1000\nnoise=0.01\n");
+        repo.propose(&["tok_s=1100\nnoise=0.01\nstall_at=candidate-1\n"]);
+        let run = spawn_run(&repo);
+        repo.wait_for_signal("stalled");
+        kill(Pid::from_raw(run.id() as i32), signal).unwrap();
+        let out = run.wait_with_output().unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{name}: {stderr}");
+        assert!(
+            stderr.ends_with(&format!(
+                "interrupted ({name}): the sample in flight is recorded as failed and its \
+                 candidate stays queued\n"
+            )),
+            "{name}: {stderr}"
+        );
+        let status = repo.status_json();
+        assert_eq!(verdicts(&status), ["keep", "pending"], "{name}");
+        let samples = own_samples(&status, 1);
+        let errors: Vec<&Value> = samples.iter().map(|m| &m["error"]).collect();
+        assert_eq!(
+            errors,
+            [&Value::Null, &Value::from("interrupted")],
+            "{name}"
+        );
+        assert!(repo.leftover_checkouts().is_empty(), "{name}");
+        let survivors = processes_mentioning(&repo.marker());
+        assert!(survivors.is_empty(), "{name}: survivors: {survivors:?}");
+    }
+}
+
+#[test]
+fn sigterm_during_init_leaves_the_baseline_to_the_next_run() {
+    let repo = CampaignRepo::new();
+    repo.write("tally.toml", PAIRED);
+    repo.commit_bench("baseline", "tok_s=1000\nnoise=0.01\nstall_at=candidate-1\n");
+    let init = repo
+        .command(&["init"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    repo.wait_for_signal("stalled");
+    kill(Pid::from_raw(init.id() as i32), Signal::SIGTERM).unwrap();
+    let out = init.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    assert!(
+        stderr.ends_with(
+            "interrupted (SIGTERM): the baseline is measured by the next `tally init` or `tally run`\n"
+        ),
+        "{stderr}"
+    );
+    assert!(repo.leftover_checkouts().is_empty());
+    let survivors = processes_mentioning(&repo.marker());
+    assert!(survivors.is_empty(), "survivors: {survivors:?}");
+}
+
+#[test]
+fn init_cleans_up_what_a_killed_init_left() {
+    // `kill -9` of `tally init` while it measures the baseline leaves the benchmark and its
+    // checkout; the next `tally init` removes both before it measures again.
+    let repo = CampaignRepo::new();
+    repo.write("tally.toml", PAIRED);
+    repo.commit_bench("baseline", "tok_s=1000\nnoise=0.01\nstall_at=candidate-1\n");
+    let mut first = repo
+        .command(&["init"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    repo.wait_for_signal("stalled");
+    first.kill().unwrap(); // SIGKILL
+    first.wait().unwrap();
+    assert!(!processes_mentioning(&repo.marker()).is_empty());
+    assert!(!repo.leftover_checkouts().is_empty());
+
+    let out = repo.tally(&["init"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("removed 1 checkout(s) and stopped "),
+        "{stderr}"
+    );
+    assert!(repo.leftover_checkouts().is_empty());
+    let survivors = processes_mentioning(&repo.marker());
+    assert!(survivors.is_empty(), "survivors: {survivors:?}");
+    assert_eq!(verdicts(&repo.status_json()), ["keep"]);
+}
+
+#[test]
+fn a_sample_whose_output_cannot_be_written_is_a_failed_sample() {
+    // The first sample of candidate 1's evaluation writes its stdout log to a full disk
+    // (`/dev/full`: every write fails with ENOSPC). Its METRIC line was read, but what it
+    // printed was not kept whole: the sample fails and says why; nothing partial counts.
+    let repo = CampaignRepo::new();
+    repo.start_campaign(PAIRED, "tok_s=1000\nnoise=0.01\nseed=1\n");
+    repo.propose(&["tok_s=1100\nnoise=0.01\nseed=2\n"]);
+    let log_dir = repo.root().join(".tally/logs/safety/evaluation-2");
+    std::fs::create_dir_all(&log_dir).unwrap();
+    std::os::unix::fs::symlink("/dev/full", log_dir.join("candidate-0-a1.stdout.log")).unwrap();
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let status = repo.status_json();
+    let samples = own_samples(&status, 1);
+    let error = samples[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("the benchmark's output could not be kept: ")
+            && error.ends_with("(the disk is full)"),
+        "{samples:#?}"
+    );
+    assert_eq!(verdicts(&status), ["keep", "crash"]);
 }

@@ -2,6 +2,7 @@
 
 use anyhow::bail;
 use tally_model::Verdict;
+use tally_report::candidate::CandidateShow;
 
 use super::context::{Session, caller, candidate_id};
 use crate::cli::{
@@ -103,83 +104,22 @@ fn show(args: &CandidateShowArgs, options: &CampaignOptions) -> anyhow::Result<S
     let id = candidate_id(&args.id)?;
     let candidate = engine.candidate(id)?;
     let data = engine.data()?;
-    let view = data
-        .candidates
-        .iter()
-        .find(|c| c.id == u64::from(id.0))
-        .cloned();
+    let view = data.candidates.iter().find(|c| c.id == u64::from(id.0));
     let measurements: Vec<_> = data
         .measurements
         .iter()
         .filter(|m| m.candidate == u64::from(id.0))
         .collect();
+    let show = CandidateShow {
+        candidate: &candidate,
+        metrics: view.map(|v| &v.metrics),
+        measurements: &measurements,
+    };
     if args.json {
-        let value = serde_json::json!({
-            "id": id.0,
-            "revision": candidate.revision,
-            "parent": candidate.parent.map(|p| p.0),
-            "verdict": candidate.verdict.as_str(),
-            "reason": candidate.reason,
-            "verdict_set_by": candidate.verdict_set_by.as_ref().map(ToString::to_string),
-            "proposed_by": candidate.proposed_by,
-            "note": candidate.note,
-            "metrics": view.as_ref().map(|v| v.metrics.clone()).unwrap_or_default(),
-            "measurements": measurements
-                .iter()
-                .collect::<Vec<_>>(),
-        });
-        printer::out_line(&serde_json::to_string_pretty(&value)?)?;
-        return Ok(Status::Success);
+        printer::out(&tally_report::candidate::json(&show))?;
+    } else {
+        printer::out(&tally_report::candidate::text(&show))?;
     }
-    let mut text = format!(
-        "{id} {}\n  verdict: {}{}\n  reason: {}\n  parent: {}\n  proposed by: {}{}\n",
-        candidate.revision,
-        candidate.verdict,
-        candidate
-            .verdict_set_by
-            .as_ref()
-            .map(|a| format!(" (set by {a})"))
-            .unwrap_or_default(),
-        candidate.reason.as_deref().unwrap_or("—"),
-        candidate.parent.map_or("none".into(), |p| p.to_string()),
-        candidate.proposed_by,
-        candidate
-            .note
-            .as_ref()
-            .map(|n| format!("\n  note: {n}"))
-            .unwrap_or_default(),
-    );
-    if let Some(view) = view {
-        for (name, value) in &view.metrics {
-            text.push_str(&format!("  {name}: {}\n", tally_stats::format_sig4(*value)));
-        }
-    }
-    text.push_str(&format!("  measurements: {}\n", measurements.len()));
-    for m in measurements {
-        let metrics: Vec<String> = m
-            .metrics
-            .iter()
-            .map(|(k, v)| format!("{k}={}", tally_stats::format_sig4(*v)))
-            .collect();
-        text.push_str(&format!(
-            "    #{} {} sample {}{} {:.2}s {}{}\n",
-            m.id,
-            m.side,
-            m.sample,
-            if m.attempt > 1 {
-                format!(" (attempt {})", m.attempt)
-            } else {
-                String::new()
-            },
-            m.seconds.unwrap_or(0.0),
-            metrics.join(" "),
-            m.error
-                .as_ref()
-                .map(|e| format!(" error: {e}"))
-                .unwrap_or_default()
-        ));
-    }
-    printer::out(&text)?;
     Ok(Status::Success)
 }
 

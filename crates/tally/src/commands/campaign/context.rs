@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -161,7 +162,11 @@ impl Workspace {
     pub fn runner(&self, campaign: &str) -> anyhow::Result<WorktreeRunner> {
         become_child_subreaper()?;
         let root = default_worktree_root(self.root(), campaign)?;
-        Ok(WorktreeRunner::new(self.git.clone(), &root)?)
+        Ok(WorktreeRunner::new(
+            self.git.clone(),
+            &root,
+            Arc::new(crate::evidence::Accountant),
+        )?)
     }
 
     /// Where an evaluation's logs go.

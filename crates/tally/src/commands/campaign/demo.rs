@@ -130,7 +130,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<Status> {
     )?;
     printer::out_line("\n$ tally run --until-idle")?;
     let status = super::run::run(&RunArgs { until_idle: true }, &campaign)?;
-    if status == Status::Interrupted {
+    if matches!(status, Status::Interrupted(_)) {
         return Ok(status);
     }
     printer::out_line("\n$ tally status")?;

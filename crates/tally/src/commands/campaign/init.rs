@@ -7,11 +7,12 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use tally_engine::InitOutcome;
+use tally_runner::{RunLock, run_lock_path};
 
 use tally_store::Store;
 
 use super::context::{CONFIG_FILE, Loaded, Workspace, engine};
-use super::progress::{Progress, ctrl_c_token};
+use super::progress::{Progress, interrupt_token, interrupting_signal};
 use crate::cli::{CampaignOptions, InitArgs, TemplateArg};
 use crate::exit::Status;
 use crate::printer;
@@ -77,9 +78,20 @@ pub fn run(args: &InitArgs, options: &CampaignOptions) -> anyhow::Result<Status>
         .resolve_commit("HEAD")
         .context("the repository has no commit yet; commit tally.toml and your code first")?;
     let runner = workspace.runner(&loaded.settings.name)?;
+    // Measuring the baseline runs samples: one command at a time, and what a killed `tally init`
+    // or `tally run` left (a benchmark's processes, a checkout) goes first.
+    let _lock = if measured {
+        None
+    } else {
+        workspace.ensure_tally_dir()?;
+        let name = &loaded.settings.name;
+        let lock = RunLock::acquire(&run_lock_path(&workspace.tally_dir, name), name)?;
+        super::run::clean_up_after_killed_commands(&workspace, &runner)?;
+        Some(lock)
+    };
     let progress = Progress::new();
     let engine = engine(&workspace, &store, &runner, &loaded, &progress);
-    let cancel = ctrl_c_token();
+    let cancel = interrupt_token();
     let name = &loaded.settings.name;
     match engine.init(&head, &cancel)? {
         InitOutcome::Registered { primary } => {
@@ -114,10 +126,11 @@ pub fn run(args: &InitArgs, options: &CampaignOptions) -> anyhow::Result<Status>
             Ok(Status::Success)
         }
         InitOutcome::Interrupted => {
-            printer::note(
-                "interrupted: the baseline is measured by the next `tally init` or `tally run`",
-            );
-            Ok(Status::Interrupted)
+            let (signal, name) = interrupting_signal();
+            printer::note(&format!(
+                "interrupted ({name}): the baseline is measured by the next `tally init` or `tally run`"
+            ));
+            Ok(Status::Interrupted(signal))
         }
     }
 }

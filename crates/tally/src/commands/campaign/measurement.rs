@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
+use tally_contract::EvidenceAccountant;
 use tally_engine::ManualReport;
 use tally_model::EvidenceRef;
 
@@ -64,7 +65,7 @@ fn add(args: &MeasurementAddArgs, options: &CampaignOptions) -> anyhow::Result<S
                     path.display()
                 )
             })?;
-            let accounted = tally_runner::evidence::account(&path).map_err(|why| {
+            let accounted = crate::evidence::Accountant.account(&path).map_err(|why| {
                 anyhow::anyhow!("{name}: evidence: {why}; fix the artifact or leave it out")
             })?;
             EvidenceRef {

@@ -11,5 +11,4 @@ pub mod plugins;
 mod progress;
 pub mod resume;
 pub mod run;
-mod sections;
 pub mod status;

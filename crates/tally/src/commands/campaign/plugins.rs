@@ -3,8 +3,8 @@
 //! current campaign selects (when there is a valid `tally.toml`), external providers listed as
 //! their `describe` answers present them.
 
-use serde_json::{Value, json};
 use tally_plugin::{Capability, ProviderInfo, Surface, host_facts};
+use tally_report::plugins::{self, CapabilityProviders, PluginsView};
 
 use super::context::{Loaded, Workspace};
 use crate::cli::{CampaignOptions, PluginsArgs};
@@ -86,100 +86,29 @@ pub fn run(args: &PluginsArgs, options: &CampaignOptions) -> anyhow::Result<Stat
             .map(|s| s.chosen.iter().any(|(c, n)| *c == cap && n == name))
     };
 
-    if args.json {
-        let capabilities: Vec<Value> = Capability::ALL
-            .iter()
-            .map(|cap| {
-                let mut providers: Vec<Value> = registry
-                    .infos(*cap)
-                    .into_iter()
-                    .map(|info| {
-                        let mut v = serde_json::to_value(info).expect("provider info serialises");
-                        v["selected"] = json!(is_selected(*cap, &info.name));
-                        v
-                    })
-                    .collect();
+    let capabilities = Capability::ALL
+        .iter()
+        .map(|&cap| CapabilityProviders {
+            capability: cap,
+            providers: registry
+                .infos(cap)
+                .into_iter()
+                .map(|info| (info, is_selected(cap, &info.name)))
                 // The campaign's external providers, as their `describe` answers say.
-                providers.extend(external(*cap).into_iter().map(|info| {
-                    let mut v = serde_json::to_value(info).expect("provider info serialises");
-                    v["selected"] = json!(true);
-                    v
-                }));
-                json!({"capability": cap.as_str(), "providers": providers})
-            })
-            .collect();
-        let value = json!({
-            "capabilities": capabilities,
-            "host_facts": host_facts(),
-            "campaign_loaded": selected.is_some(),
-        });
-        printer::out_line(&serde_json::to_string_pretty(&value)?)?;
-        return Ok(Status::Success);
+                .chain(external(cap).into_iter().map(|info| (info, Some(true))))
+                .collect(),
+        })
+        .collect();
+    let host_facts = host_facts();
+    let view = PluginsView {
+        capabilities,
+        host_facts: &host_facts,
+        campaign_loaded: selected.is_some(),
+    };
+    if args.json {
+        printer::out(&plugins::json(&view))?;
+    } else {
+        printer::out(&plugins::text(&view))?;
     }
-
-    let mut text = String::new();
-    for cap in Capability::ALL {
-        text.push_str(&format!("{}\n", cap.as_str()));
-        for info in registry.infos(cap) {
-            render_provider(&mut text, info, is_selected(cap, &info.name));
-        }
-        for info in external(cap) {
-            render_provider(&mut text, info, Some(true));
-        }
-        text.push('\n');
-    }
-    text.push_str("host facts (always supplied)\n");
-    for f in host_facts() {
-        text.push_str(&format!("  {} [{}] {}\n", f.name, unit(&f.unit), f.doc));
-    }
-    if selected.is_none() {
-        text.push_str("\n(no valid tally.toml here: `*` marks what a campaign selects)\n");
-    }
-    printer::out(&text)?;
     Ok(Status::Success)
-}
-
-fn render_provider(text: &mut String, info: &ProviderInfo, selected: Option<bool>) {
-    let mark = if selected == Some(true) { "*" } else { " " };
-    let origin = if info.builtin { "" } else { " (external)" };
-    text.push_str(&format!("{mark} {}{origin}: {}\n", info.name, info.doc));
-    if let Some(order) = info.order {
-        let surfaces: Vec<&str> = info
-            .surfaces
-            .iter()
-            .map(|s| match s {
-                tally_plugin::Surface::Status => "status",
-                tally_plugin::Surface::Run => "brief",
-            })
-            .collect();
-        text.push_str(&format!(
-            "      order {order}, shown in {}\n",
-            surfaces.join(", ")
-        ));
-    }
-    for p in &info.params {
-        let default = match (&p.default, p.required) {
-            (_, true) => "required".to_string(),
-            (Some(d), _) => format!("default {d}"),
-            (None, _) => "unset".to_string(),
-        };
-        text.push_str(&format!(
-            "      {} ({}, {default}): {}\n",
-            p.name,
-            p.kind.name(),
-            p.doc
-        ));
-    }
-    for f in &info.facts {
-        text.push_str(&format!(
-            "      fact {} [{}]: {}\n",
-            f.name,
-            unit(&f.unit),
-            f.doc
-        ));
-    }
-}
-
-fn unit(u: &str) -> &str {
-    if u.is_empty() { "-" } else { u }
 }

@@ -1,6 +1,6 @@
 //! The terminal side of a running campaign: a progress line (candidate, sample i of n, elapsed
 //! against the timeout) that exists only on a terminal, verdict and note lines on standard error,
-//! and Ctrl-C wired to the runner's cancellation token.
+//! and SIGINT, SIGTERM and SIGHUP wired to the runner's cancellation token.
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
@@ -96,16 +96,45 @@ impl Observer for Progress {
     }
 }
 
-/// A cancellation token that Ctrl-C cancels (once installed; later calls share the token).
-pub fn ctrl_c_token() -> CancelToken {
+/// A cancellation token that SIGINT (Ctrl-C), SIGTERM (`timeout`, `kill`, a scheduler) and SIGHUP
+/// (a closed terminal or SSH session) cancel: the sample in flight is killed with its process
+/// group and recorded, its checkout removed (once installed; later calls share the token).
+pub fn interrupt_token() -> CancelToken {
     static TOKEN: std::sync::OnceLock<CancelToken> = std::sync::OnceLock::new();
     TOKEN
         .get_or_init(|| {
             let token = CancelToken::new();
             let handler_token = token.clone();
-            // The handler runs on ctrlc's own thread, where taking the token's lock is fine.
-            let _ = ctrlc::set_handler(move || handler_token.cancel());
+            use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+            if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+            {
+                // The signals arrive on this thread, where taking the token's lock is fine.
+                std::thread::spawn(move || {
+                    for signal in signals.forever() {
+                        let _ = RECEIVED.compare_exchange(
+                            0,
+                            signal,
+                            Ordering::SeqCst,
+                            Ordering::SeqCst,
+                        );
+                        handler_token.cancel();
+                    }
+                });
+            }
             token
         })
         .clone()
+}
+
+/// The first of SIGINT, SIGTERM, SIGHUP that arrived (0: none).
+static RECEIVED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// The signal that interrupted the command: its number and name (SIGINT when none was seen,
+/// e.g. a cancellation that came from elsewhere).
+pub fn interrupting_signal() -> (i32, &'static str) {
+    match RECEIVED.load(Ordering::SeqCst) {
+        signal_hook::consts::SIGTERM => (signal_hook::consts::SIGTERM, "SIGTERM"),
+        signal_hook::consts::SIGHUP => (signal_hook::consts::SIGHUP, "SIGHUP"),
+        _ => (signal_hook::consts::SIGINT, "SIGINT"),
+    }
 }

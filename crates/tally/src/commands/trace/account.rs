@@ -1,19 +1,20 @@
 //! `tally trace account FILE... [--json]`: resolve, account, report.
 
+use tally_report::evidence::{account_json, account_text};
+
 use crate::cli::AccountArgs;
 use crate::evidence;
 use crate::exit::Status;
 use crate::printer;
-use crate::report;
 
 /// Runs the command.
 pub fn run(args: &AccountArgs) -> anyhow::Result<Status> {
     let graph = evidence::resolve_files(&args.input.files)?;
     let accounting = tally_evidence::account_gpu_time(&graph)?;
     if args.json {
-        printer::out_streamed(|out| report::account_json::write(&graph, &accounting, out))?;
+        printer::out_streamed(|out| account_json::write(&graph, &accounting, out))?;
     } else {
-        printer::out(&report::account_text::render(&graph, &accounting, args.top))?;
+        printer::out(&account_text::render(&graph, &accounting, args.top))?;
     }
     // The process ends here: freeing a graph of a million records one allocation at a time
     // costs a quarter of a second, and the accounting's per-iteration maps another 10 ms, for

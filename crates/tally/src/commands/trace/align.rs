@@ -2,6 +2,7 @@
 
 use anyhow::bail;
 use tally_evidence::{align_timestamp, covering_alignments};
+use tally_report::evidence::align;
 
 use crate::cli::AlignArgs;
 use crate::evidence;
@@ -16,48 +17,16 @@ pub fn run(args: &AlignArgs) -> anyhow::Result<Status> {
     match align_timestamp(timestamp_ns, &args.from, &args.to, alignments.iter()) {
         Ok(aligned) => {
             if args.json {
-                let value = serde_json::json!({
-                    "value_ns": aligned.value_ns,
-                    "uncertainty_ns": aligned.uncertainty_ns,
-                    "clock_domain": &*aligned.clock_domain,
-                });
-                printer::out_line(&value.to_string())?;
+                printer::out(&align::json(&aligned))?;
             } else {
-                printer::out_line(&format!(
-                    "{} ± {} ns in {}",
-                    aligned.value_ns, aligned.uncertainty_ns, aligned.clock_domain
-                ))?;
+                printer::out(&align::text(&aligned))?;
             }
             Ok(Status::Success)
         }
         Err(err) => {
             let covering =
                 covering_alignments(timestamp_ns, &args.from, &args.to, alignments.iter());
-            let why = if covering.is_empty() {
-                format!(
-                    "no alignment from {} to {} covers {timestamp_ns}",
-                    args.from, args.to
-                )
-            } else {
-                let names: Vec<String> = covering
-                    .iter()
-                    .map(|a| {
-                        format!(
-                            "{}/{} event {}",
-                            a.context().session_id,
-                            a.context().producer_id,
-                            a.event_id()
-                        )
-                    })
-                    .collect();
-                format!(
-                    "{} alignments from {} to {} cover {timestamp_ns}: {}",
-                    covering.len(),
-                    args.from,
-                    args.to,
-                    names.join(", ")
-                )
-            };
+            let why = align::why_not(timestamp_ns, &args.from, &args.to, &covering);
             bail!("{err}: {why}")
         }
     }

@@ -2,7 +2,7 @@
 //! one artifact. OUT appears only when the whole conversion succeeded.
 
 use anyhow::Context;
-use tally_evidence::write::{ArtifactForm, ArtifactWriter};
+use tally_artifact::write::{ArtifactForm, ArtifactWriter};
 
 use super::output::write_atomically;
 use crate::cli::{ConvertArgs, FormArg};

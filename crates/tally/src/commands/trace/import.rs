@@ -9,15 +9,15 @@ use std::io::IsTerminal;
 
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use tally_evidence::write::{ArtifactForm, ArtifactWriter};
+use tally_artifact::write::{ArtifactForm, ArtifactWriter};
 use tally_import::{Detail, DeviceUuidOption, ImportOptions, ImportSummary, Phase, Progress};
+use tally_report::evidence::units::duration;
 
 use super::output::write_atomically;
 use crate::cli::{DetailArg, FormArg, ImportArgs, ImportCommand, LinkArgs};
 use crate::evidence;
 use crate::exit::Status;
 use crate::printer;
-use crate::report::units::duration;
 
 fn form(arg: FormArg) -> ArtifactForm {
     match arg {

@@ -8,12 +8,12 @@ use tally_evidence::{
     ClockKind, DeviceClock, EntityRef, RequestShareEstimate, account_gpu_time,
     validate_request_shares,
 };
+use tally_report::evidence::shares;
 
 use crate::cli::{ClockKindArg, SharesArgs};
 use crate::evidence;
 use crate::exit::Status;
 use crate::printer;
-use crate::report::json::{device_clock_json, entity_json};
 
 /// One entry of SHARES.json.
 #[derive(Debug, Deserialize)]
@@ -102,55 +102,9 @@ pub fn run(args: &SharesArgs) -> anyhow::Result<Status> {
     )?;
 
     if args.json {
-        let shares: Vec<serde_json::Value> = budget
-            .shares
-            .iter()
-            .map(|s| {
-                serde_json::json!({
-                    "request_ref": entity_json(s.request_ref()),
-                    "attempt_ref": s.attempt_ref().map(entity_json),
-                    "duration_ns": s.duration_ns(),
-                    "model": &**s.model(),
-                })
-            })
-            .collect();
-        let value = serde_json::json!({
-            "iteration_ref": entity_json(&budget.iteration_ref),
-            "device_clock": device_clock_json(&budget.device_clock),
-            "budget_ns": budget.budget_ns,
-            "shares": shares,
-            "unattributed_ns": budget.unattributed_ns,
-        });
-        printer::out_line(&value.to_string())?;
+        printer::out(&shares::json(&budget))?;
     } else {
-        let mut text = format!(
-            "valid: {} share(s) of model {} plus {} ns unattributed equal the measured budget of \
-             {} ns ({} on {} {} {})\n",
-            budget.shares.len(),
-            budget
-                .shares
-                .first()
-                .map(|s| s.model().to_string())
-                .unwrap_or_else(|| "-".into()),
-            budget.unattributed_ns,
-            budget.budget_ns,
-            budget.iteration_ref,
-            budget.device_clock.device_uuid,
-            budget.device_clock.clock_domain,
-            budget.device_clock.clock_kind.as_str(),
-        );
-        for s in &budget.shares {
-            let attempt = s
-                .attempt_ref()
-                .map(|a| format!(" (attempt {a})"))
-                .unwrap_or_default();
-            text.push_str(&format!(
-                "  {}{attempt}: {} ns\n",
-                s.request_ref(),
-                s.duration_ns()
-            ));
-        }
-        printer::out(&text)?;
+        printer::out(&shares::text(&budget))?;
     }
     Ok(Status::Success)
 }

@@ -4,7 +4,7 @@
 use std::io::{self, BufWriter, Write};
 
 use anyhow::{Context, bail};
-use tally_evidence::write::ArtifactForm;
+use tally_artifact::write::ArtifactForm;
 use tally_synth::{Delivery, KinetoOptions, Scenario};
 
 use crate::cli::{FormArg, SynthArgs};

@@ -1,0 +1,180 @@
+//! `tally candidate show`: one candidate — its verdict and who set it, reason, parent, who
+//! proposed it, its means and its measurements — as text, or as the pretty-printed `--json`
+//! object `{"id", "measurements", "metrics", "note", "parent", "proposed_by", "reason",
+//! "revision", "verdict", "verdict_set_by"}`.
+//!
+//! The object's keys are in alphabetical order at every level, a measurement's too, as the
+//! command has always printed them (it built a `serde_json::Value`, whose keys sort): the structs
+//! below declare their fields in that order. Measurements keep the order they are given in.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use tally_model::Candidate;
+use tally_plugin::MeasurementView;
+
+/// What `tally candidate show` shows.
+#[derive(Clone, Copy, Debug)]
+pub struct CandidateShow<'a> {
+    /// The candidate as stored.
+    pub candidate: &'a Candidate,
+    /// Its metric means under the current evaluator (`None`: it is not in the campaign view).
+    pub metrics: Option<&'a BTreeMap<String, f64>>,
+    /// Its measurements, oldest first.
+    pub measurements: &'a [&'a MeasurementView],
+}
+
+/// The text: the candidate and its revision, then indented lines — verdict (and who set it),
+/// reason, parent, proposer, note, each mean, and one line per measurement.
+pub fn text(show: &CandidateShow<'_>) -> String {
+    let candidate = show.candidate;
+    let mut text = format!(
+        "{} {}\n  verdict: {}{}\n  reason: {}\n  parent: {}\n  proposed by: {}{}\n",
+        candidate.id,
+        candidate.revision,
+        candidate.verdict,
+        candidate
+            .verdict_set_by
+            .as_ref()
+            .map(|a| format!(" (set by {a})"))
+            .unwrap_or_default(),
+        candidate.reason.as_deref().unwrap_or("—"),
+        candidate.parent.map_or("none".into(), |p| p.to_string()),
+        candidate.proposed_by,
+        candidate
+            .note
+            .as_ref()
+            .map(|n| format!("\n  note: {n}"))
+            .unwrap_or_default(),
+    );
+    if let Some(metrics) = show.metrics {
+        for (name, value) in metrics {
+            text.push_str(&format!("  {name}: {}\n", tally_stats::format_sig4(*value)));
+        }
+    }
+    text.push_str(&format!("  measurements: {}\n", show.measurements.len()));
+    for m in show.measurements {
+        let metrics: Vec<String> = m
+            .metrics
+            .iter()
+            .map(|(k, v)| format!("{k}={}", tally_stats::format_sig4(*v)))
+            .collect();
+        text.push_str(&format!(
+            "    #{} {} sample {}{} {:.2}s {}{}\n",
+            m.id,
+            m.side,
+            m.sample,
+            if m.attempt > 1 {
+                format!(" (attempt {})", m.attempt)
+            } else {
+                String::new()
+            },
+            m.seconds.unwrap_or(0.0),
+            metrics.join(" "),
+            m.error
+                .as_ref()
+                .map(|e| format!(" error: {e}"))
+                .unwrap_or_default()
+        ));
+    }
+    text
+}
+
+/// The `--json` object, pretty-printed, ending with a newline.
+pub fn json(show: &CandidateShow<'_>) -> String {
+    let candidate = show.candidate;
+    let empty = BTreeMap::new();
+    let value = CandidateJson {
+        id: candidate.id.0,
+        measurements: show
+            .measurements
+            .iter()
+            .map(|m| MeasurementJson::from(*m))
+            .collect(),
+        metrics: show.metrics.unwrap_or(&empty),
+        note: &candidate.note,
+        parent: candidate.parent.map(|p| p.0),
+        proposed_by: &candidate.proposed_by,
+        reason: &candidate.reason,
+        revision: &candidate.revision,
+        verdict: candidate.verdict.as_str(),
+        verdict_set_by: candidate.verdict_set_by.as_ref().map(ToString::to_string),
+    };
+    let mut text = serde_json::to_string_pretty(&value).expect("a candidate serialises");
+    text.push('\n');
+    text
+}
+
+#[derive(Serialize)]
+struct CandidateJson<'a> {
+    id: u32,
+    measurements: Vec<MeasurementJson<'a>>,
+    metrics: &'a BTreeMap<String, f64>,
+    note: &'a Option<String>,
+    parent: Option<u32>,
+    proposed_by: &'a str,
+    reason: &'a Option<String>,
+    revision: &'a str,
+    verdict: &'a str,
+    verdict_set_by: Option<String>,
+}
+
+/// Every field of a [`MeasurementView`], keys sorted.
+#[derive(Serialize)]
+struct MeasurementJson<'a> {
+    attempt: u32,
+    candidate: u64,
+    error: &'a Option<String>,
+    evaluation: Option<u64>,
+    evaluator: &'a str,
+    evidence: &'a Option<String>,
+    gpu_busy_seconds: Option<f64>,
+    id: u64,
+    metrics: &'a BTreeMap<String, f64>,
+    pair: Option<u64>,
+    rung: &'a Option<String>,
+    sample: u32,
+    seconds: Option<f64>,
+    side: &'a str,
+    started_at: Option<f64>,
+}
+
+impl<'a> From<&'a MeasurementView> for MeasurementJson<'a> {
+    fn from(m: &'a MeasurementView) -> Self {
+        // Destructured so that a field added to the view is a compile error here.
+        let MeasurementView {
+            id,
+            candidate,
+            evaluation,
+            seconds,
+            error,
+            pair,
+            side,
+            evaluator,
+            rung,
+            attempt,
+            sample,
+            started_at,
+            metrics,
+            evidence,
+            gpu_busy_seconds,
+        } = m;
+        Self {
+            attempt: *attempt,
+            candidate: *candidate,
+            error,
+            evaluation: *evaluation,
+            evaluator,
+            evidence,
+            gpu_busy_seconds: *gpu_busy_seconds,
+            id: *id,
+            metrics,
+            pair: *pair,
+            rung,
+            sample: *sample,
+            seconds: *seconds,
+            side,
+            started_at: *started_at,
+        }
+    }
+}
