@@ -1,8 +1,10 @@
 //! Running one evaluation (`docs/campaign.md#evaluating`): its samples in order — candidate and bar
 //! alternately (C B, B C, C B, ...) when paired, the candidate alone when not — each committed to
 //! the store the moment it ends (both attempts of a retried sample), stopping at the first
-//! failure. Ctrl-C records the interrupted sample as failed (`interrupted`) and abandons the
-//! evaluation, so its candidate stays pending and is evaluated again by the next `tally run`.
+//! failure. The pairs the verdict rule asks for after the first `repeats` continue the same
+//! evaluation, with the same indices and alternation (`docs/verdicts.md#more-pairs`). Ctrl-C
+//! records the interrupted sample as failed (`interrupted`) and abandons the evaluation, so its
+//! candidate stays pending and is evaluated again by the next `tally run`.
 
 use std::time::Duration;
 
@@ -27,51 +29,151 @@ pub enum EvaluationEnd {
     Interrupted,
 }
 
+/// An evaluation under way: the revisions its samples check out and how far they got. Samples
+/// are added pair by pair ([`Engine::run_samples`]) until it is finished.
+pub(crate) struct Running {
+    evaluation: Evaluation,
+    config: ConfigTextId,
+    candidate_rev: CommitId,
+    /// The bar and its revision, when paired.
+    bar: Option<(CandidateId, CommitId)>,
+    /// The index of the next sample on each side (of the next pair, when paired).
+    next: u32,
+    /// Samples planned so far, both sides (the `of` of a [`SampleStart`]).
+    planned: u32,
+    /// Samples started so far, both sides.
+    position: u32,
+    /// Whether a sample failed: the sequence stopped there.
+    pub(crate) failed: bool,
+}
+
+impl Running {
+    /// The evaluation, as started.
+    pub(crate) fn evaluation(&self) -> &Evaluation {
+        &self.evaluation
+    }
+
+    /// Whether its samples are paired with a bar.
+    pub(crate) fn is_paired(&self) -> bool {
+        self.bar.is_some()
+    }
+}
+
+/// How a run of samples ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SamplesEnd {
+    /// Every sample asked for ran.
+    Done,
+    /// A sample failed (after its retry, if any); the rest were not run.
+    Failed,
+    /// The gate held the next sample back, with this reason; the rest were not run.
+    Held(String),
+    /// Ctrl-C: the evaluation was abandoned.
+    Interrupted,
+}
+
 impl Engine<'_> {
-    /// Runs a queued evaluation to its end.
+    /// Runs a queued evaluation to its end: its `repeats` pairs (samples, when unpaired).
     pub(crate) fn run_evaluation(
         &self,
         campaign: &Campaign,
         evaluation: &Evaluation,
         cancel: &CancelToken,
     ) -> Result<EvaluationEnd> {
+        let mut running = self.begin_evaluation(campaign, evaluation)?;
+        let repeats = running.evaluation.repeats;
+        if self.run_samples(campaign, &mut running, repeats, cancel, &mut || Ok(None))?
+            == SamplesEnd::Interrupted
+        {
+            return Ok(EvaluationEnd::Interrupted);
+        }
+        self.finish_evaluation(&running)?;
+        Ok(EvaluationEnd::Finished)
+    }
+
+    /// Marks a queued evaluation running and resolves its revisions.
+    pub(crate) fn begin_evaluation(
+        &self,
+        campaign: &Campaign,
+        evaluation: &Evaluation,
+    ) -> Result<Running> {
         let config = self.store.record_config_text(self.config_text)?;
         let started = self
             .store
             .start_evaluation(evaluation.id, self.clock.now())?;
         let candidate_rev = self.revision(campaign, evaluation.candidate)?;
-        let bar = evaluation.bar.filter(|b| *b != evaluation.candidate);
-        let bar_rev = match bar {
-            Some(b) => Some(self.revision(campaign, b)?),
+        let bar = match evaluation.bar.filter(|b| *b != evaluation.candidate) {
+            Some(b) => Some((b, self.revision(campaign, b)?)),
             None => None,
         };
-        // The order of (side, sample index) of the whole evaluation.
+        Ok(Running {
+            evaluation: started,
+            config,
+            candidate_rev,
+            bar,
+            next: 0,
+            planned: 0,
+            position: 0,
+            failed: false,
+        })
+    }
+
+    /// Ends a running evaluation as finished.
+    pub(crate) fn finish_evaluation(&self, running: &Running) -> Result<()> {
+        self.store.end_evaluation(
+            running.evaluation.id,
+            EvaluationState::Finished,
+            None,
+            self.clock.now(),
+        )?;
+        Ok(())
+    }
+
+    /// Runs `count` more pairs of a running evaluation (samples, when unpaired), continuing its
+    /// sample indices and its alternation — C B for an even index, B C for an odd one — each
+    /// sample committed the moment it ends. `gate` is asked before each sample: a reason holds
+    /// that sample and the rest back. Stops at the first failure; Ctrl-C records the sample in
+    /// flight as interrupted and abandons the evaluation.
+    pub(crate) fn run_samples(
+        &self,
+        campaign: &Campaign,
+        running: &mut Running,
+        count: u32,
+        cancel: &CancelToken,
+        gate: &mut dyn FnMut() -> Result<Option<String>>,
+    ) -> Result<SamplesEnd> {
+        let evaluation = running.evaluation.clone();
+        let paired = running.bar.is_some();
+        // The order of (side, sample index) of these samples.
         let mut plan: Vec<(Side, u32)> = Vec::new();
-        for i in 0..started.repeats {
-            match bar {
+        for i in running.next..running.next + count {
+            match running.bar {
                 Some(_) if i % 2 == 0 => plan.extend([(Side::Candidate, i), (Side::Bar, i)]),
                 Some(_) => plan.extend([(Side::Bar, i), (Side::Candidate, i)]),
                 None => plan.push((Side::Candidate, i)),
             }
         }
-        let total = plan.len() as u32;
+        running.next += count;
+        running.planned += plan.len() as u32;
         let mut first_of_pair: Option<MeasurementId> = None;
-        for (position, (side, sample)) in plan.into_iter().enumerate() {
-            let (candidate, revision) = match side {
-                Side::Candidate => (evaluation.candidate, &candidate_rev),
-                Side::Bar => (
-                    bar.expect("a bar side only when paired"),
-                    bar_rev.as_ref().expect("bar revision"),
-                ),
+        for (in_plan, (side, sample)) in plan.into_iter().enumerate() {
+            if let Some(reason) = gate()? {
+                return Ok(SamplesEnd::Held(reason));
+            }
+            let (candidate, revision) = match (side, &running.bar) {
+                (Side::Candidate, _) => (evaluation.candidate, &running.candidate_rev),
+                (Side::Bar, Some((bar, rev))) => (*bar, rev),
+                (Side::Bar, None) => unreachable!("a bar side only when paired"),
             };
             let start = SampleStart {
                 candidate,
                 side: side.as_str(),
                 sample,
-                of: total,
-                position: position as u32,
+                of: running.planned,
+                position: running.position,
                 timeout: self.timeout(),
             };
+            running.position += 1;
             self.observer.sample_started(&start);
             let request = SampleRequest {
                 command: EvaluateCommand {
@@ -89,7 +191,7 @@ impl Engine<'_> {
                     .join(format!("evaluation-{}", evaluation.id.0)),
             };
             // In a pair, the second sample links to the first.
-            let pair = if bar.is_some() && position % 2 == 1 {
+            let pair = if paired && in_plan % 2 == 1 {
                 first_of_pair
             } else {
                 None
@@ -97,6 +199,7 @@ impl Engine<'_> {
             let mut recorded: Vec<(MeasurementId, bool)> = Vec::new();
             let mut record_error: Option<EngineError> = None;
             let mut attempt_started = self.clock.now();
+            let config = running.config;
             let attempts = self
                 .runner
                 .run_sample(&request, cancel, &mut |attempt: &Attempt| {
@@ -107,7 +210,7 @@ impl Engine<'_> {
                     let ended = self.clock.now();
                     match self.record_attempt(
                         campaign,
-                        evaluation,
+                        &evaluation,
                         candidate,
                         side,
                         sample,
@@ -135,25 +238,20 @@ impl Engine<'_> {
                     Some("interrupted"),
                     self.clock.now(),
                 )?;
-                return Ok(EvaluationEnd::Interrupted);
+                return Ok(SamplesEnd::Interrupted);
             }
             if !last.is_success() {
-                break;
+                running.failed = true;
+                return Ok(SamplesEnd::Failed);
             }
             let (id, _) = *recorded.last().expect("recorded");
-            first_of_pair = if bar.is_some() && position % 2 == 0 {
+            first_of_pair = if paired && in_plan % 2 == 0 {
                 Some(id)
             } else {
                 None
             };
         }
-        self.store.end_evaluation(
-            evaluation.id,
-            EvaluationState::Finished,
-            None,
-            self.clock.now(),
-        )?;
-        Ok(EvaluationEnd::Finished)
+        Ok(SamplesEnd::Done)
     }
 
     fn timeout(&self) -> Duration {

@@ -13,7 +13,9 @@ use tally_model::{
     Actor, Campaign, CandidateId, EvaluationId, Measurement, MeasurementId, Side as MSide,
     UnitValues, Verdict,
 };
-use tally_plugin::{Criterion, Guardrail, Judgement, Side, VerdictCase};
+use tally_plugin::{
+    Criterion, Guardrail, Judgement, MoreSamples, Ruling, Sampling, Side, VerdictCase,
+};
 
 use crate::engine::Engine;
 use crate::error::Result;
@@ -30,8 +32,17 @@ pub(crate) enum Written {
     HeadMoved(Option<CandidateId>),
 }
 
-/// The verdict rule's answer, or why the rule failed (the candidate then stays pending).
-pub(crate) type Assessment = std::result::Result<Judgement, String>;
+/// The verdict rule's answer: a judgement (with the host's pairing rules applied), a request
+/// for more pairs, or why the rule failed (the candidate then stays pending).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Asked {
+    /// The judgement.
+    Judged(Judgement),
+    /// Measure these pairs, then ask again.
+    More(MoreSamples),
+    /// The rule failed, or asked for more when none can be measured.
+    Failed(String),
+}
 
 impl Engine<'_> {
     /// The case of `candidate` against `bar` (no bar: nothing to compare with), restricted to
@@ -121,24 +132,33 @@ impl Engine<'_> {
         })
     }
 
-    /// Asks the verdict rule, then applies the host's pairing rules (`docs/campaign.md#pairs`): a bar
-    /// sample that failed is named in the reason, and with no complete pair a successful
-    /// candidate is `interesting`, never a keep.
+    /// Asks the verdict rule (`sampling` says whether it may ask for more pairs), then applies the
+    /// host's pairing rules (`docs/campaign.md#pairs`): a bar sample that failed is named in the
+    /// reason, and with no complete pair a successful candidate is `interesting`, never a keep.
     pub(crate) fn assess(
         &self,
         campaign: &Campaign,
         candidate: CandidateId,
         bar: Option<CandidateId>,
-        only: Option<EvaluationId>,
-        paired: Option<EvaluationId>,
-    ) -> Result<Assessment> {
+        (only, paired): (Option<EvaluationId>, Option<EvaluationId>),
+        sampling: &Sampling,
+    ) -> Result<Asked> {
         let case = self.case(campaign, candidate, bar, only)?;
-        let judgement = match self.providers.verdict.decide(&case) {
-            Ok(j) => j,
-            Err(e) => return Ok(Err(format!("the verdict rule failed: {e}"))),
+        let judgement = match self.providers.verdict.rule(&case, sampling) {
+            Ok(Ruling::Judged(j)) => j,
+            Ok(Ruling::More(more)) if sampling.can_measure && more.pairs > 0 => {
+                return Ok(Asked::More(more));
+            }
+            Ok(Ruling::More(more)) => {
+                return Ok(Asked::Failed(format!(
+                    "the verdict rule asked for more pairs when none can be measured: {}",
+                    more.reason
+                )));
+            }
+            Err(e) => return Ok(Asked::Failed(format!("the verdict rule failed: {e}"))),
         };
         let Some(evaluation) = paired else {
-            return Ok(Ok(judgement));
+            return Ok(Asked::Judged(judgement));
         };
         let samples = self.store.measurements_of_evaluation(evaluation)?;
         let bar_failure = samples
@@ -150,7 +170,7 @@ impl Engine<'_> {
             .filter(|m| m.side == MSide::Candidate && m.is_success() && m.pair.is_some())
             .count();
         let Some(failed) = bar_failure else {
-            return Ok(Ok(judgement));
+            return Ok(Asked::Judged(judgement));
         };
         let note = format!(
             "the bar failed on pair {}: {}",
@@ -161,12 +181,12 @@ impl Engine<'_> {
             .iter()
             .any(|m| m.side == MSide::Candidate && m.is_success());
         if complete_pairs == 0 && candidate_ok && judgement.outcome != Verdict::Crash {
-            return Ok(Ok(Judgement::new(
+            return Ok(Asked::Judged(Judgement::new(
                 Verdict::Interesting,
                 format!("no complete pair to judge: {note}"),
             )));
         }
-        Ok(Ok(Judgement::new(
+        Ok(Asked::Judged(Judgement::new(
             judgement.outcome,
             format!("{}; {note}", judgement.reason),
         )))
@@ -213,9 +233,19 @@ impl Engine<'_> {
         bar: CandidateId,
         paired: Option<EvaluationId>,
     ) -> Result<Written> {
-        match self.assess(campaign, candidate, Some(bar), None, paired)? {
-            Ok(j) => self.write_verdict(campaign, candidate, j.outcome, &j.reason, Some(bar)),
-            Err(why) => self.write_verdict(campaign, candidate, Verdict::Pending, &why, Some(bar)),
+        // Nothing more can be measured for a report added by hand: the rule judges what is there.
+        let sampling = Sampling {
+            repeats: self.settings.repeats(),
+            can_measure: false,
+        };
+        match self.assess(campaign, candidate, Some(bar), (None, paired), &sampling)? {
+            Asked::Judged(j) => {
+                self.write_verdict(campaign, candidate, j.outcome, &j.reason, Some(bar))
+            }
+            // `assess` answers `More` only when more can be measured.
+            Asked::Failed(why) | Asked::More(MoreSamples { reason: why, .. }) => {
+                self.write_verdict(campaign, candidate, Verdict::Pending, &why, Some(bar))
+            }
         }
     }
 }

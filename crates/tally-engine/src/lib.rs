@@ -6,7 +6,8 @@
 //! it an in-memory store, a scripted runner and a fixed clock and test campaign logic exactly.
 //!
 //! What it owns: pairing candidate and bar samples and committing each the moment it ends
-//! (`evaluate`), building verdict cases and writing verdicts with their head moves (`judge`), the
+//! (`evaluate`), building verdict cases and writing verdicts with their head moves (`judge`),
+//! measuring the extra pairs a verdict rule asks for in the same evaluation (`more`), the
 //! loop with crash recovery, evaluator changes, the stop rule before every evaluation and
 //! confirmation of keeps (`run`), facts (`facts`), and running the sections of a surface into
 //! [`SectionOutput`](tally_plugin::SectionOutput)s (`engine`), which `tally-report` renders.
@@ -22,6 +23,7 @@ mod evaluate;
 mod evaluator;
 mod facts;
 mod judge;
+mod more;
 mod observer;
 mod providers;
 mod run;

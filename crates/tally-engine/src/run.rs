@@ -15,9 +15,10 @@ use tally_plugin::StopDecision;
 
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
-use crate::evaluate::EvaluationEnd;
+use crate::evaluate::{EvaluationEnd, SamplesEnd};
 use crate::facts;
 use crate::judge::Written;
+use crate::more::Ruled;
 use crate::view::{self, counts};
 
 /// Why `run` returned.
@@ -290,13 +291,22 @@ impl Engine<'_> {
 
     /// The stop rule's answer now (a rule that fails holds).
     fn stop_decision(&self, campaign: &Campaign) -> Result<StopDecision> {
+        self.stop_decision_at(campaign, false)
+    }
+
+    /// The stop rule's answer now, telling it whether an evaluation is in flight.
+    pub(crate) fn stop_decision_at(
+        &self,
+        campaign: &Campaign,
+        in_flight: bool,
+    ) -> Result<StopDecision> {
         let data = view::into_campaign_data(
             self.store.snapshot(campaign.id)?,
             self.settings,
             &self.evaluator,
         );
         let now_s = self.clock.now().0 as f64 / 1000.0;
-        Ok(facts::check_stop(self.providers, &data, now_s, false)
+        Ok(facts::check_stop(self.providers, &data, now_s, in_flight)
             .unwrap_or_else(|e| StopDecision::Hold(format!("the stop rule failed: {e}"))))
     }
 
@@ -431,42 +441,62 @@ impl Engine<'_> {
         cancel: &CancelToken,
         rule_failed: &mut BTreeSet<CandidateId>,
     ) -> Result<EvaluationEnd> {
-        if self.run_evaluation(campaign, evaluation, cancel)? == EvaluationEnd::Interrupted {
+        let mut running = self.begin_evaluation(campaign, evaluation)?;
+        let repeats = running.evaluation().repeats;
+        if self.run_samples(campaign, &mut running, repeats, cancel, &mut || Ok(None))?
+            == SamplesEnd::Interrupted
+        {
             // Ctrl-C re-queues the work (`docs/campaign.md#crash-safety`), as a killed run's is by `recover`.
             self.queue_again(campaign, evaluation)?;
             return Ok(EvaluationEnd::Interrupted);
         }
         let campaign = self.campaign()?;
         let candidate = evaluation.candidate;
-        match evaluation.kind {
-            EvaluationKind::Baseline => {
-                self.judge_baseline(&campaign, candidate)?;
-                return Ok(EvaluationEnd::Finished);
-            }
-            EvaluationKind::Remeasure if campaign.head == Some(candidate) => {
-                // The head measured again (new evaluator): nothing to judge.
-                return Ok(EvaluationEnd::Finished);
-            }
-            _ => {}
-        }
         let current = self
             .store
             .candidate(campaign.id, candidate)?
             .ok_or_else(|| EngineError::Refused(format!("{candidate} disappeared")))?;
-        if current.is_hand_set() {
+        let judged = match evaluation.kind {
+            EvaluationKind::Baseline => false,
+            // The head measured again (new evaluator): nothing to judge.
+            EvaluationKind::Remeasure if campaign.head == Some(candidate) => false,
+            _ => !current.is_hand_set(),
+        };
+        if !judged {
+            self.finish_evaluation(&running)?;
+            if evaluation.kind == EvaluationKind::Baseline {
+                self.judge_baseline(&campaign, candidate)?;
+            }
             return Ok(EvaluationEnd::Finished);
         }
         let bar = evaluation.bar.or(campaign.head);
         let paired = evaluation.bar.map(|_| evaluation.id);
         let only = (evaluation.kind == EvaluationKind::Confirm).then_some(evaluation.id);
-        let judgement = match self.assess(&campaign, candidate, bar, only, paired)? {
-            Ok(j) => j,
-            Err(why) => {
+        // The rule may ask for more pairs, measured in this same evaluation (`docs/verdicts.md#more-pairs`).
+        let ruled = self.judge_measuring(
+            &campaign,
+            &mut running,
+            candidate,
+            bar,
+            (only, paired),
+            cancel,
+        )?;
+        let judgement = match ruled {
+            Ruled::Judged(j) => {
+                self.finish_evaluation(&running)?;
+                j
+            }
+            Ruled::Failed(why) => {
+                self.finish_evaluation(&running)?;
                 self.write_verdict(&campaign, candidate, Verdict::Pending, &why, bar)?;
                 self.observer
                     .note(&format!("{candidate} stays pending: {why}"));
                 rule_failed.insert(candidate);
                 return Ok(EvaluationEnd::Finished);
+            }
+            Ruled::Interrupted => {
+                self.queue_again(&campaign, evaluation)?;
+                return Ok(EvaluationEnd::Interrupted);
             }
         };
         let (verdict, reason) = match evaluation.kind {

@@ -60,7 +60,7 @@ fn a_would_be_keep_is_judged_again_against_the_new_head() {
         lab.verdict(1),
         (
             Verdict::Discard,
-            "against candidate#2: score 110.0 vs 120.0 (-10.00; 95% worst case -10.00 over 3 \
+            "against candidate#2: score 110.0 vs 120.0 (-10.00; 97% worst case -10.00 over 3 \
              pairs)"
                 .into()
         )
@@ -94,7 +94,7 @@ fn a_candidate_that_also_beats_the_new_head_overtakes_it() {
         lab.verdict(1),
         (
             Verdict::Keep,
-            "against candidate#2: score 110.0 vs 105.0 (+5.000; 95% worst case +5.000 over 3 \
+            "against candidate#2: score 110.0 vs 105.0 (+5.000; 97% worst case +5.000 over 3 \
              pairs)"
                 .into()
         )

@@ -35,7 +35,7 @@ fn a_confirmed_keep_becomes_the_head() {
         lab.verdict(1),
         (
             Verdict::Keep,
-            "against candidate#0: score 110.0 vs 100.0 (+10.00; 95% worst case +10.00 over 3 \
+            "against candidate#0: score 110.0 vs 100.0 (+10.00; 97% worst case +10.00 over 3 \
              pairs) (confirmed)"
                 .into()
         )
@@ -67,7 +67,7 @@ fn a_keep_that_does_not_confirm_is_interesting_and_the_head_stays() {
         lab.verdict(1),
         (
             Verdict::Interesting,
-            "did not confirm: against candidate#0: score 100.0 vs 100.0 (0; 95% worst case 0 over \
+            "did not confirm: against candidate#0: score 100.0 vs 100.0 (0; 97% worst case 0 over \
              3 pairs)"
                 .into()
         )

@@ -60,8 +60,8 @@ fn ctrl_c_records_the_sample_as_interrupted_and_a_later_run_finishes_the_candida
         lab.verdict(1),
         (
             Verdict::Keep,
-            "against candidate#0: score 110.0 vs 100.0 (+10.00; 95% worst case +10.00 over 4 \
-             pairs)"
+            "against candidate#0: score 110.0 vs 100.0 (+10.00; 98% worst case +10.00 over 4 \
+             pairs); with 1 pair measured after the first 3 (97% worst case +10.00)"
                 .into()
         )
     );
@@ -125,8 +125,8 @@ fn a_re_measurement_interrupted_by_ctrl_c_is_queued_again() {
         lab.verdict(2),
         (
             Verdict::Discard,
-            "against candidate#1: score 105.0 vs 110.0 (-5.000; 95% worst case -5.000 over 5 \
-             pairs)"
+            "against candidate#1: score 105.0 vs 110.0 (-5.000; 98% worst case -5.000 over 5 \
+             pairs); with 2 pairs measured after the first 3 (97% worst case -5.000)"
                 .into()
         )
     );
@@ -205,7 +205,7 @@ fn a_running_evaluation_left_by_a_killed_run_is_abandoned_and_evaluated_again_on
     // The left-over sample completed no pair: it enters the candidate's mean, not the pairs.
     assert_eq!(
         lab.verdict(1).1,
-        "against candidate#0: score 110.0 vs 100.0 (+10.00; 95% worst case +10.00 over 3 pairs)"
+        "against candidate#0: score 110.0 vs 100.0 (+10.00; 97% worst case +10.00 over 3 pairs)"
     );
     let status = lab.engine().status(tally_plugin::Surface::Status).unwrap();
     assert_eq!(status.data.candidates[1].metrics["score"], 112.5);
@@ -253,7 +253,7 @@ fn a_confirmation_killed_in_flight_is_queued_again_as_a_confirmation() {
         lab.verdict(1),
         (
             Verdict::Keep,
-            "against candidate#0: score 110.0 vs 100.0 (+10.00; 95% worst case +10.00 over 3 \
+            "against candidate#0: score 110.0 vs 100.0 (+10.00; 97% worst case +10.00 over 3 \
              pairs) (confirmed)"
                 .into()
         )

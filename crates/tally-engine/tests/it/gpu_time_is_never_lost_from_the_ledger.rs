@@ -83,7 +83,7 @@ fn a_retried_bar_sample_completes_its_pair_and_is_not_a_bar_failure() {
         lab.verdict(1),
         (
             Verdict::Keep,
-            "against candidate#0: score 110.0 vs 100.0 (+10.00; 95% worst case +10.00 over 3 \
+            "against candidate#0: score 110.0 vs 100.0 (+10.00; 97% worst case +10.00 over 3 \
              pairs)"
                 .into()
         )

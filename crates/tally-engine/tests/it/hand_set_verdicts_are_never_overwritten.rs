@@ -131,7 +131,7 @@ fn a_hand_set_keep_becomes_the_head_and_is_measured_before_judging_against_it() 
         lab.verdict(1),
         (
             Verdict::Discard,
-            "against candidate#2: score 110.0 vs 120.0 (-10.00; 95% worst case -10.00 over 3 \
+            "against candidate#2: score 110.0 vs 120.0 (-10.00; 97% worst case -10.00 over 3 \
              pairs)"
                 .into()
         )

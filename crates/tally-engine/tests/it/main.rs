@@ -17,5 +17,6 @@ mod hold_at_holds_before_a_limit_is_crossed;
 mod init_measures_and_keeps_the_baseline;
 mod pairs_alternate_and_stop_at_the_first_failure;
 mod status_shows_its_sections_in_order;
+mod the_rule_gets_the_extra_pairs_it_asks_for;
 mod the_stop_rule_is_asked_before_every_evaluation;
 mod the_verdict_follows_the_bootstrap_rule;

@@ -59,7 +59,7 @@ fn samples_alternate_c_b_b_c_c_b_and_pairs_are_linked_both_ways() {
         lab.verdict(1),
         (
             Verdict::Keep,
-            "against candidate#0: score 110.0 vs 100.0 (+10.00; 95% worst case +10.00 over 3 \
+            "against candidate#0: score 110.0 vs 100.0 (+10.00; 97% worst case +10.00 over 3 \
              pairs)"
                 .into()
         )

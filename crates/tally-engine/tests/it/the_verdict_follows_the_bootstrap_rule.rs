@@ -4,7 +4,9 @@
 //! and Student-t bounds over pairs, the per-unit path, and `min_speedup`'s minimum.
 //!
 //! The bar (the baseline, `score=100`) prints the same value in every sample, so each expected
-//! bound below follows from the candidate's paired differences by hand.
+//! bound below follows from the candidate's paired differences by hand. With the default
+//! `max_extra_pairs`, the three pairs are the first look of `docs/verdicts.md#more-pairs`, at
+//! 0.97; the cases here never call for more pairs.
 
 use tally_model::Verdict;
 use tally_runner::{Outcome, ScriptedAttempt};
@@ -85,14 +87,15 @@ fn a_guardrail_past_its_floor_is_a_discard_before_anything_is_compared() {
 
 #[test]
 fn a_significant_gain_is_a_keep_judged_on_the_smaller_bound_and_the_head_moves() {
-    // d = [9, 10, 11]: Student-t 10 − 2.920·1/√3 = 8.314 is below the bootstrap's 28/3.
+    // d = [9, 10, 11]: Student-t 10 − 3.896·1/√3 = 7.750 (t(0.97, 2) = 3.896) is below the
+    // bootstrap's 28/3.
     let (lab, verdict, reason) = judge(&config(3, ""), score(100.0), |sample| {
         score(109.0 + f64::from(sample))
     });
     assert_eq!(verdict, Verdict::Keep);
     assert_eq!(
         reason,
-        "against candidate#0: score 110.0 vs 100.0 (+10.00; 95% worst case +8.314 over 3 pairs)"
+        "against candidate#0: score 110.0 vs 100.0 (+10.00; 97% worst case +7.750 over 3 pairs)"
     );
     assert_eq!(lab.head(), Some(id(1)));
     let kept = lab.candidate(1);
@@ -113,23 +116,24 @@ fn no_gain_is_a_discard() {
     assert_eq!(verdict, Verdict::Discard);
     assert_eq!(
         reason,
-        "against candidate#0: score 95.00 vs 100.0 (-5.000; 95% worst case -5.000 over 3 pairs)"
+        "against candidate#0: score 95.00 vs 100.0 (-5.000; 97% worst case -5.000 over 3 pairs)"
     );
     assert_eq!(lab.head(), Some(id(0)));
 }
 
 #[test]
 fn a_gain_that_is_not_significant_is_interesting() {
-    // d = [3, -1, 1]: mean 1, sd 2, Student-t 1 − 2.920·2/√3 = −2.372.
+    // d = [3, -1, 1]: mean 1, sd 2, Student-t 1 − 3.896·2/√3 = −3.499; 17 pairs at 0.97. The
+    // gain is hopeless against its spread for a second look (about 28 pairs at 0.98).
     let (lab, verdict, reason) = judge(&config(3, ""), score(100.0), |sample| {
         score([103.0, 99.0, 101.0][sample as usize])
     });
     assert_eq!(verdict, Verdict::Interesting);
     assert_eq!(
         reason,
-        "against candidate#0: score 101.0 vs 100.0 (+1.000; 95% worst case -2.372 over 3 \
+        "against candidate#0: score 101.0 vs 100.0 (+1.000; 97% worst case -3.499 over 3 \
          pairs): the gain is not significant; the paired gains vary by 2.000 (sd): if gain and \
-         spread hold, about 13 pairs would show it (`repeats = 13`, or `tally candidate \
+         spread hold, about 17 pairs would show it (`repeats = 17`, or `tally candidate \
          remeasure 1` for more pairs)"
     );
     assert_eq!(lab.head(), Some(id(0)));
@@ -145,7 +149,7 @@ fn a_guardrail_beyond_its_margin_makes_a_significant_gain_interesting() {
     assert_eq!(verdict, Verdict::Interesting);
     assert_eq!(
         reason,
-        "against candidate#0: score 110.0 vs 100.0 (+10.00; 95% worst case +10.00 over 3 \
+        "against candidate#0: score 110.0 vs 100.0 (+10.00; 97% worst case +10.00 over 3 \
          pairs); guardrails past their margin: mem_gb 22.00 vs 20.00 (+2.000; 95% worst case \
          +2.000 over 3 pairs)"
     );
@@ -168,7 +172,7 @@ fn min_speedup_turns_a_small_keep_into_interesting_and_keeps_a_large_one() {
     assert_eq!(verdict, Verdict::Interesting);
     assert_eq!(
         reason,
-        "against candidate#0: score 103.0 vs 100.0 (+3.000; 95% worst case +3.000 over 3 \
+        "against candidate#0: score 103.0 vs 100.0 (+3.000; 97% worst case +3.000 over 3 \
          pairs); 3.0% is below min_speedup 5%"
     );
     assert_eq!(lab.head(), Some(id(0)));
@@ -177,7 +181,7 @@ fn min_speedup_turns_a_small_keep_into_interesting_and_keeps_a_large_one() {
     assert_eq!(verdict, Verdict::Keep);
     assert_eq!(
         reason,
-        "against candidate#0: score 110.0 vs 100.0 (+10.00; 95% worst case +10.00 over 3 pairs)"
+        "against candidate#0: score 110.0 vs 100.0 (+10.00; 97% worst case +10.00 over 3 pairs)"
     );
     assert_eq!(lab.head(), Some(id(1)));
 }

@@ -90,25 +90,30 @@ pub(crate) fn walk(bootstrap: &Bootstrap, case: &VerdictCase, design: &Design) -
         return Some(Walk::More(more));
     }
     let first = walker.compare(bootstrap, first_confidence)?;
+    // Whether the first look calls for a second: inconclusive, pairs left in the budget, and
+    // promising with them.
+    let inconclusive = first.gain > 0.0 && first.bound().is_none_or(|b| b <= 0.0);
+    let budget = walker.limit.saturating_sub(walker.next);
+    let shown = if inconclusive && budget > 0 {
+        promising(&first, second_confidence, walker.active.len() + budget)
+    } else {
+        None
+    };
     let available = walker.positions.len();
     let owed = walker.limit.saturating_sub(available);
     if walker.next == available {
-        let inconclusive = first.gain > 0.0 && first.bound().is_none_or(|b| b <= 0.0);
-        if inconclusive && walker.can_measure && owed > 0 {
-            let after = walker.active.len() + owed;
-            if let Some(shown) = promising(&first, second_confidence, after) {
-                let reason = format!(
-                    "add {}: the first {} are inconclusive ({}); about {shown} pairs would show \
-                     a gain this size",
-                    count(owed),
-                    walker.active.len(),
-                    bound_text(&first, first_confidence)
-                );
-                return Some(Walk::More(MoreSamples {
-                    pairs: u32::try_from(owed).unwrap_or(u32::MAX),
-                    reason,
-                }));
-            }
+        if let Some(shown) = shown.filter(|_| walker.can_measure) {
+            let reason = format!(
+                "add {}: the first {} are inconclusive ({}); about {shown} pairs would show a \
+                 gain this size",
+                count(budget),
+                walker.active.len(),
+                bound_text(&first, first_confidence)
+            );
+            return Some(Walk::More(MoreSamples {
+                pairs: u32::try_from(budget).unwrap_or(u32::MAX),
+                reason,
+            }));
         }
         return Some(Walk::Judge(Box::new(walker.walked(
             first,
@@ -116,14 +121,15 @@ pub(crate) fn walk(bootstrap: &Bootstrap, case: &VerdictCase, design: &Design) -
             String::new(),
         ))));
     }
-    // The second look: every later pair.
+    // The second look: every later pair (those the first asked for, or measured anyway, such
+    // as a `tally candidate remeasure`).
     let first_pairs = walker.active.len();
     let added = available - walker.next;
     walker
         .active
         .extend_from_slice(&walker.positions[walker.next..]);
     walker.next = available;
-    if walker.can_measure && owed > 0 {
+    if shown.is_some() && walker.can_measure && owed > 0 {
         let reason = format!(
             "add {}: the second look has {} of its {} pairs",
             count(owed),
@@ -139,11 +145,18 @@ pub(crate) fn walk(bootstrap: &Bootstrap, case: &VerdictCase, design: &Design) -
         return Some(Walk::More(more));
     }
     let second = walker.compare(bootstrap, second_confidence)?;
-    let note = format!(
-        "; added {}: the first {first_pairs} were inconclusive ({})",
-        count(added),
-        bound_text(&first, first_confidence)
-    );
+    let first_text = bound_text(&first, first_confidence);
+    let note = if inconclusive {
+        format!(
+            "; added {}: the first {first_pairs} were inconclusive ({first_text})",
+            count(added)
+        )
+    } else {
+        format!(
+            "; with {} measured after the first {first_pairs} ({first_text})",
+            count(added)
+        )
+    };
     Some(Walk::Judge(Box::new(walker.walked(
         second,
         second_confidence,

@@ -148,16 +148,11 @@ fn the_rule_never_asks_past_max_extra_pairs() {
         let r = BootstrapRule::default().with_max_extra_pairs(max_extra_pairs);
         let (mut cand, mut bar) = (vec![110.0, 110.5, 109.6], vec![100.0, 80.2, 100.3]);
         let mut asked = 0;
-        loop {
-            match r.rule(&throughput(&cand, &bar), &MEASURING) {
-                Ruling::More(m) => {
-                    asked += m.pairs;
-                    for _ in 0..m.pairs {
-                        cand.push(110.0);
-                        bar.push(if cand.len() % 2 == 0 { 79.0 } else { 81.0 });
-                    }
-                }
-                Ruling::Judged(_) => break,
+        while let Ruling::More(m) = r.rule(&throughput(&cand, &bar), &MEASURING) {
+            asked += m.pairs;
+            for _ in 0..m.pairs {
+                cand.push(110.0);
+                bar.push(if cand.len() % 2 == 0 { 79.0 } else { 81.0 });
             }
             assert!(asked <= max_extra_pairs, "asked {asked}");
         }
@@ -227,4 +222,18 @@ fn two_pairs_a_look_have_no_screening_but_a_second_look() {
     assert_eq!(judged(rule(&c, &sampling)).0, Verdict::Discard);
     let c = throughput(&[104.0, 108.0], &[100.0, 100.0]);
     assert!(matches!(rule(&c, &sampling), Ruling::More(m) if m.pairs == 3));
+}
+
+#[test]
+fn pairs_measured_after_a_conclusive_first_look_join_a_second_look_without_asking() {
+    // A fourth pair from elsewhere (a run interrupted and evaluated again, a remeasure): the
+    // first look keeps, so no pair is asked for, and every pair is judged at the second look.
+    let c = throughput(&[110.0, 110.5, 109.6, 110.2], &[100.0, 100.2, 100.3, 100.1]);
+    let (outcome, reason) = judged(rule(&c, &MEASURING));
+    assert_eq!(outcome, Verdict::Keep, "{reason}");
+    assert_eq!(
+        reason,
+        "against candidate#1: tok_s 110.1 vs 100.2 (+9.925; 98% worst case +9.168 over 4 pairs); \
+         with 1 pair measured after the first 3 (97% worst case +8.712)"
+    );
 }
