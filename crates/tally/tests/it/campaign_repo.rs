@@ -13,7 +13,9 @@
 //! set, or the import of the profiler trace `kineto=<path>` (`$TALLY_BIN trace import kineto`).
 //! `mode=hang|crash|bad_units` misbehave on purpose; `stall_at=<side>-<sample>` makes that
 //! sample wait for `$E2E_DIR/release` (once, after creating `$E2E_DIR/stalled`);
-//! `term_at=<side>-<sample>` makes it die of SIGTERM (once, creating `$E2E_DIR/termed`).
+//! `term_at=<side>-<sample>` makes it die of SIGTERM (once, creating `$E2E_DIR/termed`);
+//! `slow=<side>-<sample>,...` makes those samples 25% slower (`tok_s` / 1.25), as a throttled
+//! GPU would.
 //!
 //! Deliberately absent: assertions about tally's behaviour (the test modules make them).
 
@@ -65,14 +67,17 @@ if [ "$TALLY_SIDE-$TALLY_SAMPLE" = "$(conf stall_at)" ] && [ ! -e "$E2E_DIR/stal
     while [ ! -e "$E2E_DIR/release" ] && [ -d "$E2E_DIR" ]; do sleep 0.05; done
 fi
 exec awk -v side="$TALLY_SIDE" -v sample="$TALLY_SAMPLE" -v seed="$(conf seed)" \
-    -v tok="$(conf tok_s)" -v noise="$(conf noise)" -v p50="$(conf p50_ms)" -v p95="$(conf p95_ms)" '
+    -v tok="$(conf tok_s)" -v noise="$(conf noise)" -v p50="$(conf p50_ms)" -v p95="$(conf p95_ms)" \
+    -v slow="$(conf slow)" '
 BEGIN {
     x = (seed + 1) * 7919 + sample * 104729 + (side == "bar") * 1299709 + int(tok * 1000) % 1000003
     x = x % 2147483647
     if (x == 0) x = 1
     for (i = 0; i < 3; i++) x = (x * 16807) % 2147483647
     u = x / 2147483647
-    printf "METRIC tok_s=%.6f\n", tok * (1 + (2 * u - 1) * noise)
+    t = tok * (1 + (2 * u - 1) * noise)
+    if (index("," slow ",", "," side "-" sample ",") > 0) t = t / 1.25
+    printf "METRIC tok_s=%.6f\n", t
     if (p50 != "") printf "METRIC p50_ms=%s\n", p50
     if (p95 != "") printf "METRIC p95_ms=%s\n", p95
 }'

@@ -9,6 +9,7 @@ mod campaign_inference;
 mod campaign_repo;
 mod campaign_safety;
 mod campaign_snapshots;
+mod campaign_verdicts;
 mod conformance;
 mod import_cli;
 mod reference;
