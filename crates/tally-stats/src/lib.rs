@@ -18,6 +18,18 @@
 //!   floating-point product.
 //! - [`student_t_lower_bound`]: the one-sided Student-t bound on the mean,
 //!   `mean − t(confidence, n − 1) · sd / √n`.
+//! - [`far_sample`]: in a paired comparison, the sample farthest from its side's median in robust
+//!   scales computed without it, when it is far (more than [`FAR_SCALES`] scales and
+//!   [`FAR_RELATIVE`] of the median): a throttled or disturbed sample.
+//!
+//! # The rules
+//!
+//! [`BootstrapRule::decide`] judges a [`VerdictCase`] as a fixed design. Told how its pairs are
+//! measured ([`Sampling`]), [`BootstrapRule::rule`] walks them as a sequential design: the first
+//! `repeats` pairs at a share of the error, far samples set aside and their pairs re-measured, a
+//! second look at the rest of the error when the first is inconclusive but promising; it answers
+//! a [`Ruling`], a judgement or a request for [`MoreSamples`], bounded by `max_extra_pairs`
+//! (`docs/verdicts.md#more-pairs`). [`MinSpeedupRule`] wraps either.
 //!
 //! ## Assumptions
 //!

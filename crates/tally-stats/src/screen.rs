@@ -40,7 +40,7 @@ impl PairSide {
 /// A sample far from the other samples of its side.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FarSample {
-    /// Its position in the values given to [`far_samples`].
+    /// Its position in the values given to [`far_sample`].
     pub index: usize,
     /// Its side.
     pub side: PairSide,

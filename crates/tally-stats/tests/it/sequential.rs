@@ -237,3 +237,19 @@ fn pairs_measured_after_a_conclusive_first_look_join_a_second_look_without_askin
          with 1 pair measured after the first 3 (97% worst case +8.712)"
     );
 }
+
+#[test]
+fn the_latency_example_of_the_docs_is_a_first_look_at_97_percent() {
+    let mut c = case("latency_ms", Direction::Lower);
+    paired(&mut c.candidate, "latency_ms", &[10.2, 9.9, 10.1]);
+    paired(&mut c.bar, "latency_ms", &[10.8, 10.5, 10.9]);
+    // d = 0.6, 0.6, 0.8: t(0.97, 2) = 0.94 / √(2 · 0.97 · 0.03) = 3.896, times √(1/75) / √3.
+    assert_eq!(
+        rule(&c, &MEASURING),
+        Ruling::Judged(tally_stats::Judgement::new(
+            Verdict::Keep,
+            "against candidate#1: latency_ms 10.07 vs 10.73 (-0.6667; 97% worst case -0.4069 \
+             over 3 pairs)"
+        ))
+    );
+}
