@@ -9,14 +9,18 @@
 //! METRIC lines), [`convert`] (evidence records) and [`fake`] (the test server).
 
 pub mod arrivals;
+pub mod client;
 pub mod dist;
 mod error;
+pub mod fake;
 pub mod openai;
 pub mod record;
 pub mod rng;
+pub mod runner;
 pub mod sse;
 pub mod stats;
 pub mod summary;
+pub mod timer;
 pub mod workload;
 
 pub use error::{BenchError, SpecError};

@@ -1,0 +1,157 @@
+//! Timing against the fake server's exact mode (docs/bench.md, "How it is shown to be right",
+//! items 1–5): every expected value is analytic. Tolerances: the server emits each frame within
+//! tens of microseconds of its absolute deadline (a futex sleep), loopback adds tens of
+//! microseconds, and the client stamps on frame arrival; so 1 ms at C = 1 is generous, and the
+//! looser bounds at C = 32 leave room for 32 streams on 2 shared cores. TPOT divides the gap
+//! between two stamps by 19 tokens, so a first frame up to 1 ms late moves it by 0.05 ms.
+
+mod common;
+
+use common::*;
+use tally_bench::fake::{StreamShape, UsageMode};
+use tally_bench::record::Status;
+
+#[test]
+fn exact_timing_at_concurrency_1() {
+    let server = exact_server(50.0, 10.0, StreamShape::default());
+    let report = bench(config(&server, 10, 1, 20));
+    assert_eq!(report.summary.ok, 10);
+    within("ttft_p50_ms", metric(&report, "ttft_p50_ms"), 50.0, 51.0);
+    within("tpot_p50_ms", metric(&report, "tpot_p50_ms"), 9.95, 10.2);
+    // 50 + 19·10; finish, usage and [DONE] ride in the last token's frame.
+    within("e2e_p50_ms", metric(&report, "e2e_p50_ms"), 240.0, 241.5);
+    within("icl_p50_ms", metric(&report, "icl_p50_ms"), 9.8, 10.3);
+    assert_eq!(metric(&report, "p50_ms"), metric(&report, "e2e_p50_ms"));
+    within(
+        "dispatch_lag_p99_ms",
+        metric(&report, "dispatch_lag_p99_ms"),
+        0.0,
+        1.0,
+    );
+}
+
+#[test]
+fn exact_timing_at_concurrency_32() {
+    let server = exact_server(50.0, 10.0, StreamShape::default());
+    let mut config = config(&server, 64, 32, 20);
+    // The first wave dials 32 connections at once; warm-up takes it out of the figures.
+    config.warmup_requests = Some(32);
+    let report = bench(config);
+    assert_eq!(report.summary.ok, 64);
+    within("ttft_p50_ms", metric(&report, "ttft_p50_ms"), 50.0, 51.5);
+    within("ttft_p99_ms", metric(&report, "ttft_p99_ms"), 50.0, 54.0);
+    within("e2e_p50_ms", metric(&report, "e2e_p50_ms"), 240.0, 244.0);
+    let stats = server.stats();
+    assert_eq!(stats.peak_concurrency, 32);
+    // The client's own share: its first-token stamp against the server's send of that frame.
+    let mut lateness: Vec<f64> = report
+        .records
+        .iter()
+        .map(|r| {
+            let served = stats.request(&r.x_request_id).unwrap();
+            let client = report.clock.instant(r.first_token_ns.unwrap());
+            client
+                .duration_since(served.first_token_sent.unwrap())
+                .as_secs_f64()
+                * 1e3
+        })
+        .collect();
+    lateness.sort_by(f64::total_cmp);
+    within(
+        "client stamp lateness p50",
+        lateness[lateness.len() / 2],
+        0.0,
+        0.5,
+    );
+}
+
+#[test]
+fn role_only_first_chunk_is_not_a_token() {
+    let shape = StreamShape {
+        role_chunk: true,
+        ..StreamShape::default()
+    };
+    let server = exact_server(50.0, 10.0, shape);
+    let report = bench(config(&server, 5, 1, 5));
+    within("ttft_p50_ms", metric(&report, "ttft_p50_ms"), 50.0, 51.0);
+    for record in &report.records {
+        // The role chunk arrives with the head: the first event is ~0 ms after the send.
+        within("first_event_ms", record.first_event_ms().unwrap(), 0.0, 2.0);
+        assert_eq!(record.chunks, 5);
+    }
+}
+
+#[test]
+fn multi_token_chunks_and_chunk_counts() {
+    let shape = StreamShape {
+        tokens_per_chunk: 4,
+        ..StreamShape::default()
+    };
+    let server = exact_server(50.0, 10.0, shape.clone());
+    let report = bench(config(&server, 4, 1, 20));
+    let record = &report.records[report.records.len() - 1];
+    // Chunks at 50, 90, 130, 170, 210, 240 ms after the request was received.
+    assert_eq!(record.chunks, 6);
+    within("icl_p50_ms", metric(&report, "icl_p50_ms"), 39.8, 40.3);
+    within("tpot_p50_ms", metric(&report, "tpot_p50_ms"), 9.95, 10.2);
+    // Without usage TPOT is omitted; forced from chunk counts it reads 190/5 = 38 ms.
+    let no_usage = common::server(tally_bench::fake::FakeConfig {
+        usage: UsageMode::Never,
+        ..exact_config(shape)
+    });
+    let report = bench(config(&no_usage, 4, 1, 20));
+    assert!(
+        report
+            .summary
+            .metrics
+            .iter()
+            .all(|(n, _)| !n.starts_with("tpot"))
+    );
+    let mut forced = config(&no_usage, 4, 1, 20);
+    forced.allow_chunk_counts = true;
+    let report = bench(forced);
+    within(
+        "tpot_p50_ms (chunks)",
+        metric(&report, "tpot_p50_ms"),
+        37.9,
+        38.3,
+    );
+}
+
+fn exact_config(shape: StreamShape) -> tally_bench::fake::FakeConfig {
+    tally_bench::fake::FakeConfig {
+        timing: tally_bench::fake::Timing::Exact {
+            ttft: tally_bench::dist::TimeDist::Const(50.0),
+            gap: tally_bench::dist::TimeDist::Const(10.0),
+        },
+        shape,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn client_agrees_with_server_truth() {
+    let server = exact_server(20.0, 2.0, StreamShape::default());
+    let report = bench(config(&server, 40, 4, 10));
+    let stats = server.stats();
+    let mut differences: Vec<f64> = report
+        .records
+        .iter()
+        .filter(|r| r.status == Status::Ok)
+        .map(|r| {
+            let served = stats.request(&r.x_request_id).unwrap();
+            let client = report.clock.instant(r.first_token_ns.unwrap());
+            client
+                .duration_since(served.first_token_sent.unwrap())
+                .as_secs_f64()
+                * 1e3
+        })
+        .collect();
+    differences.sort_by(f64::total_cmp);
+    assert_eq!(differences.len(), 40);
+    let p99 = differences[(differences.len() * 99) / 100 - 1];
+    assert!(
+        p99 < 0.5,
+        "client first token lags the server's send by {p99} ms at p99"
+    );
+}
