@@ -38,8 +38,11 @@ fn exact_timing_at_concurrency_32() {
     config.warmup_requests = Some(32);
     let report = bench(config);
     assert_eq!(report.summary.ok, 64);
-    within("ttft_p50_ms", metric(&report, "ttft_p50_ms"), 50.0, 51.5);
-    within("ttft_p99_ms", metric(&report, "ttft_p99_ms"), 50.0, 54.0);
+    // 32 requests reach the server at once and it reads them one after another on cores it
+    // shares with the client: the absolute bounds are 2 and 5 ms (docs/bench.md); the client's
+    // own share is bounded below at 0.5 ms.
+    within("ttft_p50_ms", metric(&report, "ttft_p50_ms"), 50.0, 52.0);
+    within("ttft_p99_ms", metric(&report, "ttft_p99_ms"), 50.0, 55.0);
     within("e2e_p50_ms", metric(&report, "e2e_p50_ms"), 240.0, 244.0);
     let stats = server.stats();
     assert_eq!(stats.peak_concurrency, 32);
