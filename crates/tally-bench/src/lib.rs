@@ -10,10 +10,12 @@
 
 pub mod arrivals;
 pub mod client;
+pub mod convert;
 pub mod dist;
 mod error;
 pub mod fake;
 pub mod openai;
+pub mod output;
 pub mod record;
 pub mod rng;
 pub mod runner;

@@ -5,7 +5,8 @@
 //! | 0 | success (including `--help`, `--version`, a campaign that is idle or stopped) |
 //! | 1 | failure, bad input or a refusal: unreadable or invalid files, config or store problems, values the command refuses |
 //! | 2 | usage: unknown flag, missing argument, malformed command line |
-//! | 3 | held: a campaign command returned because the campaign is held |
+//! | 3 | held: a campaign command returned because the campaign is held; `tally bench openai`: the endpoint failed its preflight request |
+//! | 4 | `tally bench openai`: the run is not trustworthy (client saturated, or too many errors); its metrics were printed |
 //! | 130 | interrupted by Ctrl-C |
 //!
 //! A closed standard output (`tally ... | head`) is not a failure: the command stops quietly with
@@ -27,6 +28,12 @@ pub enum Status {
     /// The campaign is held (3).
     #[allow(dead_code)]
     Held,
+    /// A usage error already reported (2).
+    Usage,
+    /// `tally bench openai`: the endpoint failed its preflight request (3).
+    PreflightFailed,
+    /// `tally bench openai`: the run is not trustworthy; metrics were printed (4).
+    Untrustworthy,
     /// Ctrl-C (130).
     #[allow(dead_code)]
     Interrupted,
@@ -38,6 +45,9 @@ impl From<Status> for ExitCode {
             Status::Success => 0,
             Status::Refused => 1,
             Status::Held => 3,
+            Status::Usage => 2,
+            Status::PreflightFailed => 3,
+            Status::Untrustworthy => 4,
             Status::Interrupted => 130,
         })
     }

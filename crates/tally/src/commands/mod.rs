@@ -1,6 +1,7 @@
 //! One module per command. Each takes its parsed arguments, does its work through the library
 //! crates, prints through [`crate::printer`], and returns an exit [`Status`] or an error.
 
+pub mod bench;
 mod campaign;
 mod trace;
 
@@ -27,5 +28,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Brief(args) => campaign::brief::run(&args, &cli.options),
         Command::Demo(args) => campaign::demo::run(&args),
         Command::Trace(command) => trace::run(command),
+        Command::Bench(command) => bench::run(command),
     }
 }
