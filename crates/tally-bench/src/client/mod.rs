@@ -71,7 +71,8 @@ impl Endpoint {
     }
 }
 
-fn scrub_userinfo(url: &str) -> String {
+/// Removes `user:password@` from a URL.
+pub fn scrub_userinfo(url: &str) -> String {
     match (url.find("://"), url.find('@')) {
         (Some(scheme), Some(at)) if at > scheme => {
             format!("{}{}", &url[..scheme + 3], &url[at + 1..])

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tally_bench::arrivals::{ArrivalModel, RngMode, read_replay};
-use tally_bench::client::{Endpoint, scrub};
+use tally_bench::client::{Endpoint, scrub, scrub_userinfo};
 use tally_bench::dist::LengthDist;
 use tally_bench::openai::Api;
 use tally_bench::output::{RunHeader, metric_lines, summary_text, write_jsonl};
