@@ -254,10 +254,10 @@ pub async fn write_stream(
                 let _ = writer.tx.send(Err(std::io::Error::other("fake cut"))).await;
                 return;
             }
-            Some(Fault::BadJson { after }) if after == j => {
-                if !writer.send(writer.event("{\"choices\": [")).await {
-                    return;
-                }
+            Some(Fault::BadJson { after })
+                if after == j && !writer.send(writer.event("{\"choices\": [")).await =>
+            {
+                return;
             }
             Some(Fault::Stall { after, ms }) if after == j => match clock {
                 TokenClock::Exact { .. } => shift = Duration::from_millis(ms),

@@ -256,10 +256,13 @@ async fn run_phase(shared: &Arc<Shared>, bound: PhaseBound) -> Result<PhaseResul
     }
 }
 
+/// A callback for the progress line.
+pub type ProgressCallback = Arc<dyn Fn(&Progress) + Send + Sync>;
+
 /// Runs the benchmark. `on_progress` is called about twice a second while it runs.
 pub async fn run(
     config: BenchConfig,
-    on_progress: Option<Arc<dyn Fn(&Progress) + Send + Sync>>,
+    on_progress: Option<ProgressCallback>,
 ) -> Result<RunReport, BenchError> {
     if config.requests.is_none() && config.duration.is_none() {
         return Err(

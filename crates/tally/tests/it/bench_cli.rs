@@ -218,3 +218,58 @@ fn bench_fake_server_refuses_remote_addresses() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("loopback"), "{}", stderr(&out));
 }
+
+/// The evaluate command of the end-to-end campaign: the revision's `bench.conf` sets the fake
+/// engine's per-sequence cost; the script starts the engine, measures it with `tally bench
+/// openai`, and stops it.
+const ENGINE_BENCH: &str = r#"#!/bin/sh
+set -e
+. ./bench.conf
+url=$(mktemp)
+"$TALLY_BIN" bench fake-server --mode batched --step-base 1 --step-per-seq "$step_per_seq" \
+  --prefill-per-token 0.001 --max-batch 64 --address-file "$url" >/dev/null &
+server=$!
+trap 'kill "$server"; rm -f "$url"' EXIT
+while [ ! -s "$url" ]; do sleep 0.02; done
+"$TALLY_BIN" bench openai --url "$(cat "$url")" --model fake-model --concurrency 8 \
+  --warmup 300ms --duration 1s --input-len fixed:32 --output-len fixed:32 --ignore-eos
+"#;
+
+const ENGINE_CAMPAIGN: &str = r#"
+name = "engine"
+evaluate = ["./evaluate.sh"]
+evaluate_timeout = 60
+
+[[metrics]]
+name = "tokens_per_s"
+direction = "higher"
+role = "primary"
+repeats = 3
+
+[[metrics]]
+name = "p50_ms"
+direction = "lower"
+role = "watch"
+
+[plugins.verdict_rule]
+provider = "min_speedup"
+min_speedup = 0.05
+"#;
+
+#[test]
+fn bench_in_a_campaign_keeps_a_faster_engine_and_not_a_null_change() {
+    use crate::campaign_repo::{CampaignRepo, text, verdicts};
+    let repo = CampaignRepo::new();
+    repo.write_executable("evaluate.sh", ENGINE_BENCH);
+    // C = 8: τ = 1 + 0.5·8 + 0.001·8 ms → 1597 tok/s; a 20 % lower per-sequence cost gives
+    // τ = 4.208 ms → 1901 tok/s (+19 %); the null change only rewrites a comment.
+    repo.start_campaign(ENGINE_CAMPAIGN, "step_per_seq=0.5\n");
+    repo.propose(&["step_per_seq=0.4\n", "# unchanged\nstep_per_seq=0.4\n"]);
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let status = repo.status_json();
+    // The baseline (candidate#0), the faster engine, the null change.
+    let verdicts = verdicts(&status);
+    assert_eq!(verdicts[..2], ["keep", "keep"], "{status}");
+    assert_ne!(verdicts[2], "keep", "{status}");
+}
