@@ -138,7 +138,7 @@ fn bench_out_convert_and_account_never_leak_the_key() {
     let evidence = dir.path().join("evidence.jsonl");
     let url = server
         .base_url()
-        .replace("http://", "http://user:sk-never-printed@");
+        .replace("http://", "http://user:pw-hidden@");
     let out = bench(
         &url,
         &[
@@ -155,7 +155,7 @@ fn bench_out_convert_and_account_never_leak_the_key() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = std::fs::read_to_string(&run).unwrap();
     for written in [&text, &stdout(&out), &stderr(&out)] {
-        assert!(!written.contains("sk-never-printed"));
+        assert!(!written.contains("sk-never-printed") && !written.contains("pw-hidden"));
     }
     let lines: Vec<serde_json::Value> = text
         .lines()

@@ -12,7 +12,7 @@ use tally_bench::client::{Endpoint, scrub, scrub_userinfo};
 use tally_bench::dist::LengthDist;
 use tally_bench::openai::Api;
 use tally_bench::output::{RunHeader, metric_lines, summary_text, write_jsonl};
-use tally_bench::runner::{BenchConfig, Load, Overflow, Progress};
+use tally_bench::runner::{BenchConfig, Load, Overflow, Progress, ProgressCallback};
 use tally_bench::summary::Slo;
 use tally_bench::workload::{PromptMode, WorkloadSpec};
 use tally_bench::{BenchError, SpecError};
@@ -52,7 +52,7 @@ fn load(args: &OpenaiArgs) -> Result<(Load, String), SpecError> {
         ArrivalsArg::Fixed => ArrivalModel::Fixed { rate: need_rate()? },
         ArrivalsArg::Poisson => ArrivalModel::Poisson { rate: need_rate()? },
         ArrivalsArg::Gamma => {
-            if !(args.burstiness > 0.0) {
+            if args.burstiness.is_nan() || args.burstiness <= 0.0 {
                 return Err(SpecError::new("--burstiness", "must be positive"));
             }
             ArrivalModel::Gamma {
@@ -193,7 +193,7 @@ fn build(
         headers,
     };
     let argv: Vec<String> = std::env::args()
-        .map(|a| scrub(&a, api_key.as_deref()))
+        .map(|a| scrub(&scrub_userinfo(&a), api_key.as_deref()))
         .collect();
     let header = RunHeader {
         run_id,
@@ -255,8 +255,8 @@ pub fn run(args: &OpenaiArgs) -> anyhow::Result<Status> {
         .build()
         .map_err(BenchError::Runtime)?;
     let terminal = std::io::stderr().is_terminal();
-    let on_progress: Option<Arc<dyn Fn(&Progress) + Send + Sync>> =
-        terminal.then(|| Arc::new(draw_progress) as Arc<dyn Fn(&Progress) + Send + Sync>);
+    let on_progress: Option<ProgressCallback> =
+        terminal.then(|| Arc::new(draw_progress) as ProgressCallback);
     let result = runtime.block_on(tally_bench::runner::run(config, on_progress));
     runtime.shutdown_background();
     if terminal {
