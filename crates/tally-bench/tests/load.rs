@@ -396,3 +396,34 @@ fn shapes_crlf_pings_and_split_multibyte_frames_parse_alike() {
     }
     let _ = Duration::ZERO;
 }
+
+#[test]
+fn count_mode_under_reports_the_rate_by_its_drain_tail() {
+    // C = 16 and constant service: by Little's law a steady closed loop serves C / E2E requests
+    // per second; a count run of 24 requests takes two waves, the second half empty, so it
+    // reports 24/32 of that. Both figures come from the same run, so the machine's load cancels.
+    let server_a = server(exact(20.0, 1.0));
+    let mut count = config(&server_a, 24, 16, 5);
+    count.warmup_requests = Some(16);
+    let count = bench(count);
+    let steady = 16.0 / (metric(&count, "e2e_mean_ms") / 1e3);
+    let ratio = metric(&count, "requests_per_s") / steady;
+    // Between the waves the client turns around (~0.1 ms of a ~25 ms wave): ±0.03.
+    within("count rate / (C / E2E)", ratio, 0.72, 0.78);
+    assert_invariants(&count, true);
+    // Duration mode on the same server is near the steady rate (events inside the window).
+    let server_b = server(exact(20.0, 1.0));
+    let mut window = config(&server_b, 0, 16, 5);
+    window.requests = None;
+    window.warmup = Some(Duration::from_millis(200));
+    window.duration = Some(Duration::from_secs(1));
+    let window = bench(window);
+    let steady = 16.0 / (metric(&window, "e2e_mean_ms") / 1e3);
+    within(
+        "window rate / (C / E2E)",
+        metric(&window, "requests_per_s") / steady,
+        0.93,
+        1.03,
+    );
+    assert_invariants(&window, true);
+}
