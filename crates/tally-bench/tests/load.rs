@@ -122,8 +122,8 @@ fn fixed_rate_schedule_is_kept() {
         .map(|r| r.dispatch_lag_ms().unwrap())
         .collect();
     lags.sort_by(f64::total_cmp);
-    within("dispatch lag p50", lags[50], 0.0, 1.0);
-    within("dispatch lag p80", lags[80], 0.0, 2.0);
+    within("dispatch lag p50", lags[50], 0.0, 1.0 * slack());
+    within("dispatch lag p80", lags[80], 0.0, 2.0 * slack());
     assert_invariants(&report, false);
 }
 
@@ -264,12 +264,16 @@ fn coordinated_omission_is_measured_from_the_intended_arrival() {
         })
         .collect();
     let simulated = fifo(&observed, 10.0, (600.0, 1100.0), &costs);
-    // Each E2E within 5 ms of the simulation (what is left is the spread of turnaround and
-    // transit around their medians).
+    // Each E2E within 5 ms of the simulation. Inside the backlog, the client's turnaround from
+    // one answer to the next send varies by up to ~0.5 ms per request on a shared machine, and a
+    // FIFO adds those variations up: 0.5 ms more per request queued before this one.
+    let mut depth = 0;
     for (record, want) in records.iter().zip(&simulated) {
+        depth = if record.held_for_slot { depth + 1 } else { 0 };
         let got = record.e2e_ms().unwrap();
+        let tolerance = (5.0 + 0.5 * f64::from(depth)) * slack();
         assert!(
-            (got - want).abs() < 5.0,
+            (got - want).abs() < tolerance,
             "{}: e2e {got} ms, FIFO {want} ms",
             record.index
         );
@@ -317,7 +321,7 @@ fn overflow_drop_and_wait() {
         let sxx: f64 = lags.iter().map(|(x, _)| (x - mx) * (x - mx)).sum();
         sxy / sxx
     };
-    within("lag slope ms/request", slope, 19.0, 21.5);
+    near("lag slope ms/request", slope, 20.0, 1.0, 1.5);
     let last = report.records.last().unwrap();
     assert!(last.e2e_ms().unwrap() >= last.dispatch_lag_ms().unwrap() + 90.0);
 }
@@ -409,7 +413,7 @@ fn count_mode_under_reports_the_rate_by_its_drain_tail() {
     let steady = 16.0 / (metric(&count, "e2e_mean_ms") / 1e3);
     let ratio = metric(&count, "requests_per_s") / steady;
     // Between the waves the client turns around (~0.1 ms of a ~25 ms wave): ±0.03.
-    within("count rate / (C / E2E)", ratio, 0.72, 0.78);
+    near("count rate / (C / E2E)", ratio, 0.75, 0.03, 0.03);
     assert_invariants(&count, true);
     // Duration mode on the same server is near the steady rate (events inside the window).
     let server_b = server(exact(20.0, 1.0));

@@ -16,15 +16,28 @@ fn exact_timing_at_concurrency_1() {
     let server = exact_server(50.0, 10.0, StreamShape::default());
     let report = bench(config(&server, 10, 1, 20));
     assert_eq!(report.summary.ok, 10);
-    within("ttft_p50_ms", metric(&report, "ttft_p50_ms"), 50.0, 51.0);
-    within("tpot_p50_ms", metric(&report, "tpot_p50_ms"), 9.95, 10.2);
+    near(
+        "ttft_p50_ms",
+        metric(&report, "ttft_p50_ms"),
+        50.0,
+        0.0,
+        1.0,
+    );
+    near(
+        "tpot_p50_ms",
+        metric(&report, "tpot_p50_ms"),
+        10.0,
+        0.05,
+        0.2,
+    );
     // 50 + 19·10; finish, usage and [DONE] ride in the last token's frame.
-    within("e2e_p50_ms", metric(&report, "e2e_p50_ms"), 240.0, 241.5);
-    within("icl_p50_ms", metric(&report, "icl_p50_ms"), 9.8, 10.3);
+    near("e2e_p50_ms", metric(&report, "e2e_p50_ms"), 240.0, 0.0, 1.5);
+    near("icl_p50_ms", metric(&report, "icl_p50_ms"), 10.0, 0.2, 0.3);
     assert_eq!(metric(&report, "p50_ms"), metric(&report, "e2e_p50_ms"));
-    within(
+    near(
         "dispatch_lag_p99_ms",
         metric(&report, "dispatch_lag_p99_ms"),
+        0.0,
         0.0,
         1.0,
     );
@@ -38,34 +51,77 @@ fn exact_timing_at_concurrency_32() {
     config.warmup_requests = Some(32);
     let report = bench(config);
     assert_eq!(report.summary.ok, 64);
-    // 32 requests reach the server at once and it reads them one after another on cores it
-    // shares with the client: the absolute bounds are 2 and 5 ms (docs/bench.md); the client's
-    // own share is bounded below at 0.5 ms.
-    within("ttft_p50_ms", metric(&report, "ttft_p50_ms"), 50.0, 52.0);
-    within("ttft_p99_ms", metric(&report, "ttft_p99_ms"), 50.0, 55.0);
-    within("e2e_p50_ms", metric(&report, "e2e_p50_ms"), 240.0, 244.0);
+    // The client's own share of each TTFT: its dispatch (intended → sent) plus the lateness of
+    // its first-token stamp behind the server's send of that frame. What is left of TTFT is the
+    // server's: 32 requests reach it at once and it reads them one after another on the cores it
+    // shares with the client, so the absolute bounds are looser (2 and 5 ms).
     let stats = server.stats();
     assert_eq!(stats.peak_concurrency, 32);
-    // The client's own share: its first-token stamp against the server's send of that frame.
-    let mut lateness: Vec<f64> = report
+    let mut client_share: Vec<f64> = report
         .records
         .iter()
         .map(|r| {
             let served = stats.request(&r.x_request_id).unwrap();
             let client = report.clock.instant(r.first_token_ns.unwrap());
-            client
+            let stamp_late = client
                 .duration_since(served.first_token_sent.unwrap())
                 .as_secs_f64()
-                * 1e3
+                * 1e3;
+            r.dispatch_lag_ms().unwrap() + stamp_late
         })
         .collect();
-    lateness.sort_by(f64::total_cmp);
+    client_share.sort_by(f64::total_cmp);
+    let slack = slack();
+    let server_lag = server_lag_p50(&report, &stats);
+    let share = |q: usize| client_share[client_share.len() * q / 100];
+    within("client share p50", share(50), 0.0, 1.0 * slack);
+    within("client share p95", share(95), 0.0, 3.0 * slack);
+    let ttft = |name: &str| metric(&report, name);
     within(
-        "client stamp lateness p50",
-        lateness[lateness.len() / 2],
-        0.0,
-        0.5,
+        "ttft_p50_ms",
+        ttft("ttft_p50_ms"),
+        50.0,
+        50.0 + 2.0 * slack + server_lag,
     );
+    within(
+        "ttft_p99_ms",
+        ttft("ttft_p99_ms"),
+        50.0,
+        50.0 + 5.0 * slack + server_lag,
+    );
+    within(
+        "e2e_p50_ms",
+        ttft("e2e_p50_ms"),
+        240.0,
+        240.0 + 4.0 * slack + server_lag,
+    );
+}
+
+/// The median time the server took beyond its schedule: reading the request after it was sent,
+/// and emitting the first frame after its deadline (on a machine shared with other work).
+fn server_lag_p50(
+    report: &tally_bench::runner::RunReport,
+    stats: &tally_bench::fake::Stats,
+) -> f64 {
+    let mut lags: Vec<f64> = report
+        .records
+        .iter()
+        .map(|r| {
+            let served = stats.request(&r.x_request_id).unwrap();
+            let sent = report.clock.instant(r.sent_ns.unwrap());
+            let read = served.received.duration_since(sent).as_secs_f64() * 1e3;
+            let late = served
+                .first_token_sent
+                .unwrap()
+                .duration_since(served.received)
+                .as_secs_f64()
+                * 1e3
+                - 50.0;
+            read + late.max(0.0)
+        })
+        .collect();
+    lags.sort_by(f64::total_cmp);
+    lags[lags.len() / 2]
 }
 
 #[test]
@@ -76,10 +132,22 @@ fn role_only_first_chunk_is_not_a_token() {
     };
     let server = exact_server(50.0, 10.0, shape);
     let report = bench(config(&server, 5, 1, 5));
-    within("ttft_p50_ms", metric(&report, "ttft_p50_ms"), 50.0, 51.0);
+    near(
+        "ttft_p50_ms",
+        metric(&report, "ttft_p50_ms"),
+        50.0,
+        0.0,
+        1.0,
+    );
     for record in &report.records {
         // The role chunk arrives with the head: the first event is ~0 ms after the send.
-        within("first_event_ms", record.first_event_ms().unwrap(), 0.0, 2.0);
+        near(
+            "first_event_ms",
+            record.first_event_ms().unwrap(),
+            0.0,
+            0.0,
+            2.0,
+        );
         assert_eq!(record.chunks, 5);
     }
 }
@@ -95,8 +163,14 @@ fn multi_token_chunks_and_chunk_counts() {
     let record = &report.records[report.records.len() - 1];
     // Chunks at 50, 90, 130, 170, 210, 240 ms after the request was received.
     assert_eq!(record.chunks, 6);
-    within("icl_p50_ms", metric(&report, "icl_p50_ms"), 39.8, 40.3);
-    within("tpot_p50_ms", metric(&report, "tpot_p50_ms"), 9.95, 10.2);
+    near("icl_p50_ms", metric(&report, "icl_p50_ms"), 40.0, 0.2, 0.3);
+    near(
+        "tpot_p50_ms",
+        metric(&report, "tpot_p50_ms"),
+        10.0,
+        0.05,
+        0.2,
+    );
     // Without usage TPOT is omitted; forced from chunk counts it reads 190/5 = 38 ms.
     let no_usage = common::server(tally_bench::fake::FakeConfig {
         usage: UsageMode::Never,
@@ -113,11 +187,12 @@ fn multi_token_chunks_and_chunk_counts() {
     let mut forced = config(&no_usage, 4, 1, 20);
     forced.allow_chunk_counts = true;
     let report = bench(forced);
-    within(
+    near(
         "tpot_p50_ms (chunks)",
         metric(&report, "tpot_p50_ms"),
-        37.9,
-        38.3,
+        38.0,
+        0.1,
+        0.3,
     );
 }
 
