@@ -76,10 +76,11 @@ impl Shared {
     }
 }
 
-/// Decrements the in-flight count when a completion request ends.
-struct InFlight<'a>(&'a Shared);
+/// Decrements the in-flight count when a completion request ends (moved into the stream's
+/// writer task when the answer is streamed).
+struct InFlight(Arc<Shared>);
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
         self.0
             .with_stats(|s| s.in_flight = s.in_flight.saturating_sub(1));
@@ -268,7 +269,7 @@ async fn complete(shared: Arc<Shared>, request: Request<Incoming>, api: Api) -> 
         });
         s.requests.len() - 1
     });
-    let in_flight = InFlight(&shared);
+    let in_flight = InFlight(shared.clone());
     match &fault {
         Some(Fault::Status { code, retry_after }) => {
             let status = StatusCode::from_u16(*code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -332,12 +333,10 @@ async fn complete(shared: Arc<Shared>, request: Request<Incoming>, api: Api) -> 
         return full_answer(&shared, slot, answer, clock, in_flight).await;
     }
     let (tx, rx) = mpsc::channel(64);
-    let writer_shared = shared.clone();
     tokio::spawn(async move {
-        let _in_flight = InFlight(&writer_shared);
-        write_stream(&writer_shared, slot, answer, clock, tx).await;
+        write_stream(&in_flight.0, slot, answer, clock, tx).await;
+        drop(in_flight);
     });
-    std::mem::forget(in_flight);
     Response::builder()
         .status(StatusCode::OK)
         .header("content-type", "text/event-stream")
@@ -351,7 +350,7 @@ async fn full_answer(
     slot: usize,
     answer: Answer,
     mut clock: TokenClock,
-    _in_flight: InFlight<'_>,
+    _in_flight: InFlight,
 ) -> Reply {
     let pause = shared.pause_window();
     match &mut clock {
