@@ -350,7 +350,10 @@ pub fn summarize(input: &SummaryInput<'_>) -> Summary {
     );
     push("offered_rps", Some(per_s(offered as f64)));
     let mut push_distribution = |quantity: &str, d: Option<&Distribution>, levels: &[usize]| {
-        let Some(d) = d else { return };
+        // Nothing to summarise (TTFT of whole answers, TPOT of one-token answers): left out.
+        let Some(d) = d.filter(|d| d.n > 0) else {
+            return;
+        };
         for &i in levels {
             push(&format!("{quantity}_{}_ms", LEVELS[i].0), d.penalized[i]);
         }

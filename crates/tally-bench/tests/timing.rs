@@ -233,3 +233,31 @@ fn client_agrees_with_server_truth() {
         "client first token lags the server's send by {p99} ms at p99"
     );
 }
+
+#[test]
+fn whole_answers_have_no_ttft() {
+    let server = exact_server(20.0, 2.0, StreamShape::default());
+    let mut config = config(&server, 6, 2, 10);
+    config.stream = false;
+    let report = bench(config);
+    assert_eq!(report.summary.ok, 6);
+    // The body is complete with its last token: 20 + 9·2 ms.
+    near("e2e_p50_ms", metric(&report, "e2e_p50_ms"), 38.0, 0.0, 1.5);
+    let names: Vec<&str> = report
+        .summary
+        .metrics
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("ttft") || n.starts_with("tpot") || n.starts_with("icl")),
+        "{names:?}"
+    );
+    assert_eq!(
+        metric(&report, "output_tokens_per_s"),
+        metric(&report, "tokens_per_s")
+    );
+    assert!(report.records.iter().all(|r| r.output_tokens == Some(10)));
+}

@@ -221,6 +221,7 @@ struct StreamReader {
     error: Option<(String, String)>,
     usage_completion: Option<u64>,
     usage_prompt: Option<u64>,
+    whole_words: u64,
 }
 
 impl StreamReader {
@@ -234,6 +235,7 @@ impl StreamReader {
             error: None,
             usage_completion: None,
             usage_prompt: None,
+            whole_words: 0,
         }
     }
 
@@ -257,9 +259,10 @@ impl StreamReader {
             let text = String::from_utf8_lossy(&self.whole).into_owned();
             match interpret(&text) {
                 Event::Payload(info) => {
+                    // A whole answer has no first token to time (no TTFT, no TPOT); its text
+                    // counts as one chunk that arrived with the end of the body.
                     if info.has_text {
-                        record.first_token_ns = Some(at);
-                        record.last_token_ns = Some(at);
+                        record.chunk_ns.push(at);
                         record.chunks = 1;
                     }
                     self.apply(info, record);
@@ -304,12 +307,9 @@ impl StreamReader {
         if info.finish_reason.is_some() {
             record.finish_reason = info.finish_reason;
         }
+        self.whole_words += info.text_words;
         self.usage_completion = info.completion_tokens.or(self.usage_completion);
         self.usage_prompt = info.prompt_tokens.or(self.usage_prompt);
-        if !self.streaming && info.completion_tokens.is_none() && info.has_text {
-            // Without usage a whole body is counted in words (flagged as chunk-level).
-            record.chunks = info.text_words.max(1) as u32;
-        }
     }
 
     fn conclude(self, record: &mut RequestRecord, key: Option<&str>) {
@@ -317,7 +317,13 @@ impl StreamReader {
             record.output_tokens = Some(tokens);
             record.output_tokens_source = TokenSource::ServerUsage;
         } else if record.chunks > 0 {
-            record.output_tokens = Some(u64::from(record.chunks));
+            // Without usage: content chunks (a whole answer: its words), flagged as estimated.
+            let count = if self.streaming {
+                u64::from(record.chunks)
+            } else {
+                self.whole_words
+            };
+            record.output_tokens = Some(count);
             record.output_tokens_source = TokenSource::Chunks;
         }
         if let Some(tokens) = self.usage_prompt {
