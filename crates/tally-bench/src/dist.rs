@@ -60,8 +60,18 @@ fn floats(body: &str, spec: &str) -> Result<Vec<f64>, SpecError> {
 }
 
 impl LengthDist {
-    /// Parses a length distribution.
+    /// Parses a length distribution; a `file:` of `in,out` pairs gives its first column.
     pub fn parse(spec: &str) -> Result<Self, SpecError> {
+        Self::parse_column(spec, 0)
+    }
+
+    /// Parses an output-length distribution: a `file:` of `in,out` pairs gives its second
+    /// column (a file of single values, its only one).
+    pub fn parse_output(spec: &str) -> Result<Self, SpecError> {
+        Self::parse_column(spec, 1)
+    }
+
+    fn parse_column(spec: &str, column: usize) -> Result<Self, SpecError> {
         let (kind, body) = spec
             .split_once(':')
             .ok_or_else(|| SpecError::new(spec, "expected KIND:PARAMETERS, e.g. fixed:128"))?;
@@ -108,7 +118,7 @@ impl LengthDist {
                     })
                 }
             }
-            "file" => Self::read_file(Path::new(body), spec),
+            "file" => Self::read_file(Path::new(body), spec, column),
             _ => Err(SpecError::new(
                 spec,
                 "kinds are fixed, uniform, normal, lognormal, file",
@@ -116,14 +126,17 @@ impl LengthDist {
         }
     }
 
-    fn read_file(path: &Path, spec: &str) -> Result<Self, SpecError> {
+    fn read_file(path: &Path, spec: &str, column: usize) -> Result<Self, SpecError> {
         let text = std::fs::read_to_string(path)
             .map_err(|err| SpecError::new(spec, format!("{}: {err}", path.display())))?;
         let values: Vec<u64> = text
             .lines()
             .map(str::trim)
             .filter(|line| !line.is_empty() && !line.starts_with('#'))
-            .map(|line| number(line.split(',').next().unwrap_or(line), spec))
+            .map(|line| {
+                let fields: Vec<&str> = line.split(',').collect();
+                number(fields.get(column).unwrap_or(&fields[0]), spec)
+            })
             .collect::<Result<_, _>>()?;
         if values.is_empty() {
             return Err(SpecError::new(spec, "the file has no values"));
@@ -289,6 +302,9 @@ mod tests {
         let mut rng = SplitMix64::new(1);
         let got: Vec<u64> = (0..4).map(|i| dist.sample(&mut rng, i)).collect();
         assert_eq!(got, [5, 7, 9, 5]);
+        let outputs = LengthDist::parse_output(&format!("file:{}", path.display())).unwrap();
+        let got: Vec<u64> = (0..3).map(|i| outputs.sample(&mut rng, i)).collect();
+        assert_eq!(got, [5, 3, 9]);
     }
 
     #[test]

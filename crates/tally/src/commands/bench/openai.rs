@@ -151,7 +151,7 @@ fn build(
         .collect::<Result<Vec<_>, _>>()?;
     let workload = WorkloadSpec {
         input_len: LengthDist::parse(&args.input_len)?,
-        output_len: LengthDist::parse(&args.output_len)?,
+        output_len: LengthDist::parse_output(&args.output_len)?,
         prompt: PromptMode::parse(&args.prompt)?,
         seed: args.seed,
     };
