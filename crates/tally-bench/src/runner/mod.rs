@@ -14,7 +14,7 @@ pub mod progress;
 mod request;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub use progress::{Progress, ProgressState};
 pub use request::request_id;
@@ -408,9 +408,4 @@ pub fn default_config(endpoint: Endpoint, model: &str) -> BenchConfig {
         run_id: "run".into(),
         headers: Vec::new(),
     }
-}
-
-/// Instant of a run-clock value, for tests comparing with the fake server's stamps.
-pub fn instant_of(report: &RunReport, ns: u64) -> Instant {
-    report.clock.instant(ns)
 }
