@@ -120,3 +120,24 @@ fn ctrl_c_with_no_sample_running_says_nothing_was_recorded() {
     );
     assert!(!stderr.contains("in flight"), "{stderr}");
 }
+
+#[test]
+fn a_message_search_with_spaces_names_a_candidate() {
+    // `:/<text>` is git's "youngest commit whose message matches"; the text may hold spaces.
+    let repo = CampaignRepo::new();
+    repo.start_campaign(NOISY, "tok_s=1000\nnoise=0.01\nseed=1\n");
+    repo.write("bench.conf", "tok_s=1100\nnoise=0.01\nseed=2\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&[
+        "commit",
+        "-q",
+        "-m",
+        "warm the decoder cache before the first step",
+    ]);
+    let commit = repo.git(&["rev-parse", "HEAD"]);
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "later work"]);
+    let out = repo.tally(&["candidate", "add", ":/decoder cache before"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let status = repo.status_json();
+    assert_eq!(candidate(&status, 1)["revision"], commit.as_str());
+}
