@@ -6,7 +6,7 @@
 //! `requests` process whose async tracks span each request (its own span, else its iterations').
 //! Flow arrows go from each runtime launch call to the GPU activities with its correlation id.
 //! Slices on one thread must nest, so overlapping slices are spread over extra lanes (`stream 7
-//! #2`). Unresolved activities are named `[unresolved] …` and coloured `terrible`; unmeasured ones
+//! #2`). Unattributed activities are named `[unattributed] …` and coloured `terrible`; unmeasured ones
 //! `[unmeasured] …`, coloured `grey`. Timestamps are microseconds written with exactly three
 //! decimals from integer nanoseconds, so no nanosecond is lost. Activities without a start and
 //! end cannot be drawn; they are counted in the summary. This module writes to the `Write` it is
@@ -38,8 +38,8 @@ pub struct PerfettoSummary {
     pub requests: u64,
     /// Flow arrows (launch → GPU activity).
     pub flows: u64,
-    /// Activities drawn as unresolved.
-    pub unresolved: u64,
+    /// Activities drawn as unattributed (not linked to an iteration).
+    pub unattributed: u64,
     /// GPU activities drawn as unmeasured.
     pub unmeasured: u64,
     /// Records that could not be drawn (no start or end).
@@ -198,9 +198,9 @@ pub fn export_perfetto(
                     summary.unmeasured += 1;
                 }
                 if a.attribution_status == AttributionStatus::Unresolved {
-                    name = format!("[unresolved] {name}");
+                    name = format!("[unattributed] {name}");
                     cname = Some("terrible");
-                    summary.unresolved += 1;
+                    summary.unattributed += 1;
                 }
                 let (process, track) = if gpu {
                     let process = match (&c.device_uuid, measured) {

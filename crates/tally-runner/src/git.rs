@@ -112,20 +112,20 @@ impl Git {
         if rev.is_empty() {
             return Err(not_a_commit("the revision is empty".into()));
         }
-        let spec = format!("{rev}^{{commit}}");
-        let args = ["rev-parse", "--verify", "--end-of-options", spec.as_str()];
-        let out = match run(&self.root, &args, &[0], None) {
-            Ok(out) => out,
-            Err(RunnerError::Git { stderr, .. }) => return Err(not_a_commit(stderr)),
-            Err(other) => return Err(other),
+        // The object first, then peeled to its commit: appending `^{commit}` to the revision
+        // itself would become part of a `:/message` search's pattern.
+        let parse = |spec: &str| {
+            let args = ["rev-parse", "--verify", "--end-of-options", spec];
+            match run(&self.root, &args, &[0], None) {
+                Ok(out) => Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_owned()),
+                Err(RunnerError::Git { stderr, .. }) => Err(not_a_commit(stderr)),
+                Err(other) => Err(other),
+            }
         };
-        let text = String::from_utf8_lossy(&out.stdout);
-        CommitId::parse(text.trim_end()).ok_or_else(|| {
-            not_a_commit(format!(
-                "git printed `{}`, not a commit id",
-                text.trim_end()
-            ))
-        })
+        let object = parse(rev)?;
+        let out = parse(&format!("{object}^{{commit}}"))?;
+        CommitId::parse(&out)
+            .ok_or_else(|| not_a_commit(format!("git printed `{out}`, not a commit id")))
     }
 
     /// `git worktree add --detach DIR COMMIT`: a new worktree at `dir` (which must not exist or

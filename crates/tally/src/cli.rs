@@ -76,6 +76,9 @@ pub enum Command {
     /// Inference evidence: account GPU time, align clocks, validate request shares, convert.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// Load-test an OpenAI-compatible endpoint, serve a fake one, convert a run to evidence.
+    #[command(subcommand)]
+    Bench(crate::commands::bench::BenchCommand),
 }
 
 /// `tally init`

@@ -5,7 +5,8 @@
 //! | 0 | success (including `--help`, `--version`, a campaign that is idle or stopped) |
 //! | 1 | failure, bad input or a refusal: unreadable or invalid files, config or store problems, values the command refuses |
 //! | 2 | usage: unknown flag, missing argument, malformed command line |
-//! | 3 | held: a campaign command returned because the campaign is held |
+//! | 3 | held: a campaign command returned because the campaign is held; `tally bench openai`: the endpoint failed its preflight request |
+//! | 4 | `tally bench openai`: the run is not trustworthy (client saturated, or too many errors); its metrics were printed |
 //! | 130 | interrupted by Ctrl-C (SIGINT) |
 //! | 143 | interrupted by SIGTERM (`timeout`, `kill`, a batch scheduler) |
 //! | 129 | interrupted by SIGHUP (the terminal or SSH session closed) |
@@ -25,6 +26,12 @@ pub enum Status {
     Success,
     /// The campaign is held (3).
     Held,
+    /// A usage error already reported (2).
+    Usage,
+    /// `tally bench openai`: the endpoint failed its preflight request (3).
+    PreflightFailed,
+    /// `tally bench openai`: the run is not trustworthy; metrics were printed (4).
+    Untrustworthy,
     /// Interrupted by a signal: SIGINT (130), SIGTERM (143) or SIGHUP (129); 128 + its number.
     Interrupted(i32),
 }
@@ -34,6 +41,9 @@ impl From<Status> for ExitCode {
         ExitCode::from(match status {
             Status::Success => 0,
             Status::Held => 3,
+            Status::Usage => 2,
+            Status::PreflightFailed => 3,
+            Status::Untrustworthy => 4,
             Status::Interrupted(signal) => u8::try_from(128 + signal).unwrap_or(130),
         })
     }

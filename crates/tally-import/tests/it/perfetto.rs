@@ -260,7 +260,7 @@ fn requests_span_their_iterations_and_bad_activities_are_marked() {
     check_format(&parsed);
     assert_eq!(summary.requests, 2);
     assert_eq!(
-        (summary.unresolved, summary.unmeasured, summary.flows),
+        (summary.unattributed, summary.unmeasured, summary.flows),
         (1, 1, 1)
     );
     let spans: BTreeMap<String, (String, String)> = {
@@ -286,7 +286,7 @@ fn requests_span_their_iterations_and_bad_activities_are_marked() {
         .iter()
         .filter_map(|(e, _, _)| e["name"].as_str())
         .collect();
-    assert!(names.iter().any(|n| n.starts_with("[unresolved] ")));
+    assert!(names.iter().any(|n| n.starts_with("[unattributed] ")));
     assert!(names.iter().any(|n| n.starts_with("[unmeasured] ")));
     // k1 and k2 overlap on stream 7: two lanes.
     let threads: Vec<&str> = parsed

@@ -2,6 +2,7 @@
 //! crates, has `tally-report` render the result, prints through [`crate::printer`], and returns
 //! an exit [`Status`] or an error.
 
+pub mod bench;
 mod campaign;
 mod trace;
 
@@ -28,5 +29,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Brief(c) => campaign::brief::run(&c.args, &c.options),
         Command::Demo(args) => campaign::demo::run(&args),
         Command::Trace(command) => trace::run(command),
+        Command::Bench(command) => bench::run(command),
     }
 }

@@ -120,3 +120,69 @@ fn ctrl_c_with_no_sample_running_says_nothing_was_recorded() {
     );
     assert!(!stderr.contains("in flight"), "{stderr}");
 }
+
+#[test]
+fn a_message_search_with_spaces_names_a_candidate() {
+    // `:/<text>` is git's "youngest commit whose message matches"; the text may hold spaces.
+    let repo = CampaignRepo::new();
+    repo.start_campaign(NOISY, "tok_s=1000\nnoise=0.01\nseed=1\n");
+    repo.write("bench.conf", "tok_s=1100\nnoise=0.01\nseed=2\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&[
+        "commit",
+        "-q",
+        "-m",
+        "warm the decoder cache before the first step",
+    ]);
+    let commit = repo.git(&["rev-parse", "HEAD"]);
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "later work"]);
+    let out = repo.tally(&["candidate", "add", ":/decoder cache before"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let status = repo.status_json();
+    assert_eq!(candidate(&status, 1)["revision"], commit.as_str());
+}
+
+#[test]
+fn an_uncommitted_change_to_the_evaluation_is_refused_not_measured() {
+    // A broken `evaluate` in the working tree's tally.toml must not turn a good candidate into a
+    // crash: `tally run` refuses until it is committed, and `tally status` says which is in force.
+    let repo = CampaignRepo::new();
+    repo.start_campaign(NOISY, "tok_s=1000\nnoise=0.01\nseed=1\n");
+    repo.propose(&["tok_s=1100\nnoise=0.01\nseed=2\n"]);
+    repo.write(
+        "tally.toml",
+        &NOISY.replace(
+            "evaluate = [\"./evaluate.sh\"]",
+            "evaluate = [\"./missing.sh\"]",
+        ),
+    );
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "error: tally.toml's evaluation (evaluate, link or the judged metrics) differs from the \
+         committed one; samples run the committed files, so commit the change first (git add \
+         tally.toml && git commit), or `git stash` it to run with the committed one\n"
+    );
+    let status = repo.tally(&["status", "--json"]);
+    assert!(
+        text(&status.stderr).contains("`tally run` refuses until it is committed"),
+        "{}",
+        text(&status.stderr)
+    );
+    assert_eq!(verdicts(&repo.status_json()), ["keep", "pending"]);
+    // An uncommitted change to the evaluate script itself is refused the same way.
+    repo.write("tally.toml", NOISY);
+    repo.write_executable("evaluate.sh", "#!/bin/sh\nexit 1\n");
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("error: evaluate.sh has uncommitted changes; "),
+        "{}",
+        text(&out.stderr)
+    );
+    repo.git(&["checkout", "--", "evaluate.sh"]);
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(verdicts(&repo.status_json()), ["keep", "keep"]);
+}

@@ -196,8 +196,8 @@ fn the_latency_table_is_left_out_when_nothing_was_measured() {
     );
 }
 
-/// `tally demo`: a whole campaign on a real CPU workload, with these plugins. Timings
-/// on a shared machine vary, so only what cannot flake is asserted: the large speed-up
+/// `tally demo`: a whole campaign on the fake batched engine measured by `tally bench openai`, with
+/// these plugins. Only what cannot flake is asserted: the large speed-up
 /// (candidate#1) is kept, the crash (candidate#4) is a crash, the regression (candidate#3) is
 /// not kept.
 #[test]

@@ -251,3 +251,51 @@ fn a_kineto_file_with_two_trace_event_arrays_is_refused() {
     assert!(err.contains("`traceEvents` appears twice"), "{err}");
     assert!(!out.exists(), "nothing written");
 }
+
+#[test]
+fn one_word_for_gpu_work_no_iteration_owns() {
+    // The 872 GPU events of the multistream trace whose correlation id has no launch call are
+    // "unattributed" in import's summary, in the Perfetto export and in account's text alike.
+    let dir = tempfile::tempdir().unwrap();
+    let trace = testdata_dir().join("traces/real/hta_multistream_rank0.json.gz");
+    let artifact = dir.path().join("multi.jsonl");
+    let run = tally(&[
+        "trace",
+        "import",
+        "kineto",
+        trace.to_str().unwrap(),
+        "-o",
+        artifact.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let summary = stderr(&run);
+    assert!(
+        summary.contains("872 unattributed: no_launch_record"),
+        "{summary}"
+    );
+    let perfetto = dir.path().join("multi.json");
+    let run = tally(&[
+        "trace",
+        "export",
+        "perfetto",
+        artifact.to_str().unwrap(),
+        "-o",
+        perfetto.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(
+        stderr(&run).contains("872 not attributed to an iteration"),
+        "{}",
+        stderr(&run)
+    );
+    let doc = std::fs::read_to_string(&perfetto).unwrap();
+    assert_eq!(doc.matches("\"[unattributed] ").count(), 872);
+    let account = tally(&["trace", "account", artifact.to_str().unwrap()]);
+    let text = stdout(&account);
+    for out in [&summary, &stderr(&run), &text] {
+        assert!(
+            !out.contains("unresolved GPU") && !out.contains(" unresolved:"),
+            "{out}"
+        );
+    }
+}

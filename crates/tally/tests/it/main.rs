@@ -1,5 +1,6 @@
 //! End-to-end tests of the `tally` binary: real processes, real files.
 
+mod bench_cli;
 mod campaign_config;
 mod campaign_evidence;
 mod campaign_external;

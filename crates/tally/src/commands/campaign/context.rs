@@ -89,6 +89,55 @@ impl Workspace {
         }
     }
 
+    /// How the working tree's evaluation differs from HEAD's, if it does: the samples run in
+    /// checkouts of commits, so an uncommitted change to what defines a measurement — `tally.toml`'s
+    /// evaluator (`evaluate`, `link`, the judged metrics) or the evaluate program's own file —
+    /// would be measured as something it is not. Other keys (limits, plugins, sections) take
+    /// effect from the working tree. `None` when both agree.
+    pub fn uncommitted_evaluation(&self, loaded: &Loaded) -> anyhow::Result<Option<String>> {
+        let committed = match self.git.command(&["show", &format!("HEAD:{CONFIG_FILE}")]) {
+            Ok(text) => text,
+            Err(_) => return Ok(Some(format!("{CONFIG_FILE} is not committed"))),
+        };
+        let same = match parse_settings(&committed, &tally_providers::builtins()) {
+            Ok(settings) => {
+                tally_engine::evaluator_identity(&settings)
+                    == tally_engine::evaluator_identity(&loaded.settings)
+            }
+            Err(_) => false,
+        };
+        if !same {
+            return Ok(Some(format!(
+                "{CONFIG_FILE}'s evaluation (evaluate, link or the judged metrics) differs from the \
+                 committed one"
+            )));
+        }
+        if let Some(program) = loaded.settings.evaluate.first() {
+            let program = Path::new(program);
+            if self.root().join(program).is_file() {
+                let dirty = self.git.uncommitted(&[program])?;
+                if !dirty.is_empty() {
+                    return Ok(Some(format!(
+                        "{} has uncommitted changes",
+                        dirty.join(", ")
+                    )));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Refuses to run samples while [`Workspace::uncommitted_evaluation`] finds a difference.
+    pub fn refuse_uncommitted_evaluation(&self, loaded: &Loaded) -> anyhow::Result<()> {
+        if let Some(what) = self.uncommitted_evaluation(loaded)? {
+            bail!(
+                "{what}; samples run the committed files, so commit the change first (git add \
+                 {CONFIG_FILE} && git commit), or `git stash` it to run with the committed one"
+            );
+        }
+        Ok(())
+    }
+
     /// `tally.toml` read, validated (every problem at once) and its providers built.
     pub fn load(&self) -> anyhow::Result<Loaded> {
         let Some(text) = self.config_text()? else {

@@ -1,10 +1,12 @@
-//! `tally demo`: a complete campaign on a real CPU workload in a throwaway git repository.
+//! `tally demo`: a complete campaign on a simulated inference engine in a throwaway git repository.
 //!
-//! The repository holds a toy inference server (`demo/bench.py`: batched matrix-vector products
-//! in pure Python, so its speed depends on its code) and four candidate commits with real effects
-//! of different sizes: a state cache (a large speed-up), a rename (within the noise), a
-//! double-checked matmul (a regression) and a typo (a crash). tally measures the baseline, runs
-//! the campaign with paired repeats, and shows status with real verdicts. Nothing is faked.
+//! The repository holds an engine configuration (`demo/engine.conf`) and a benchmark
+//! (`demo/evaluate.sh`) that serves it with `tally bench fake-server --mode batched` — a
+//! continuous-batching engine behind a real HTTP server on loopback — and measures it with `tally
+//! bench openai`. Four candidate commits change the engine as real work would: a 20 % cheaper
+//! decode step (a large speed-up), a comment (noise), a prefill regression and a typo (a crash).
+//! tally measures the baseline, runs the campaign with paired repeats, and shows status with real
+//! verdicts from real load.
 
 use tally_runner::Git;
 
@@ -15,40 +17,41 @@ use crate::cli::{CampaignOptions, CandidateAddArgs, InitArgs, RunArgs, StatusArg
 use crate::exit::Status;
 use crate::printer;
 
-const BENCH: &str = include_str!("demo/bench.py");
+const ENGINE: &str = include_str!("demo/engine.conf");
+const BENCH: &str = include_str!("demo/evaluate.sh");
 const CONFIG: &str = include_str!("demo/tally.toml");
 
-/// An edit of `bench.py`.
+/// An edit of `engine.conf`.
 type Edit = fn(&str) -> String;
 
-/// The candidate changes: (commit message, edit of bench.py).
+/// The candidate changes: (commit message, edit of engine.conf).
 fn changes() -> Vec<(&'static str, Edit)> {
     vec![
         (
-            "Cache the decoder state instead of re-running the whole sequence every step",
-            |s| {
-                s.replace(
-                "    \"\"\"Generates NEW_TOKENS tokens. Every step runs the model over the whole sequence again.\"\"\"\n    tokens = list(prompt)\n    for _ in range(NEW_TOKENS):\n        state = [0.0] * HIDDEN\n        for token in tokens:\n            state = layer_step(weights, [s + token * 0.01 for s in state])\n        tokens.append(int(abs(state[0]) * 1000) % 97)\n    return tokens[len(prompt):]\n",
-                "    \"\"\"Generates NEW_TOKENS tokens, carrying the state forward (a cache).\"\"\"\n    state = [0.0] * HIDDEN\n    for token in prompt:\n        state = layer_step(weights, [s + token * 0.01 for s in state])\n    out = []\n    for _ in range(NEW_TOKENS):\n        token = int(abs(state[0]) * 1000) % 97\n        out.append(token)\n        state = layer_step(weights, [s + token * 0.01 for s in state])\n    return out\n",
-            )
-            },
+            "Fuse the decode kernels: 20% less time per running sequence",
+            |s| s.replace("step_per_seq=0.5", "step_per_seq=0.4"),
         ),
-        ("Rename BATCH to BATCH_SIZE", |s| {
-            s.replace("BATCH", "BATCH_SIZE")
+        ("Explain the engine's settings", |s| {
+            s.replace(
+                "# The demo's inference engine:",
+                "# The demo's simulated engine:",
+            )
         }),
         (
-            "Check every layer's output against a second computation",
-            |s| {
-                s.replace(
-                "    for matrix in weights:\n        x = [math.tanh(v) for v in matvec(matrix, x)]\n",
-                "    for matrix in weights:\n        y = matvec(matrix, x)\n        assert y == matvec(matrix, x), \"non-deterministic matmul\"\n        x = [math.tanh(v) for v in y]\n",
-            )
-            },
+            "Recompute the prompt's attention when a sequence is admitted",
+            |s| s.replace("prefill_per_token=0.002", "prefill_per_token=0.05"),
         ),
-        ("Inline the layer loop", |s| {
-            s.replace("state = layer_step(weights,", "state = layer_stpe(weights,")
+        ("Tune the decode step", |s| {
+            s.replace("step_per_seq=0.4", "step_per_seq=O.4")
         }),
     ]
+}
+
+/// The benchmark with this tally binary's path in it (single-quoted for sh).
+fn bench_script() -> anyhow::Result<String> {
+    let exe = std::env::current_exe().context("cannot find the tally binary")?;
+    let quoted = format!("'{}'", exe.display().to_string().replace('\'', "'\\''"));
+    Ok(BENCH.replace("@TALLY@", &quoted))
 }
 
 /// Runs the command.
@@ -82,14 +85,15 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<Status> {
     git.command(&["config", "user.name", "tally demo"])?;
     git.command(&["config", "user.email", "demo@tally.invalid"])?;
     git.command(&["config", "commit.gpgsign", "false"])?;
-    std::fs::write(dir.join("bench.py"), BENCH)?;
+    std::fs::write(dir.join("engine.conf"), ENGINE)?;
+    std::fs::write(dir.join("evaluate.sh"), bench_script()?)?;
     std::fs::write(dir.join("tally.toml"), CONFIG)?;
-    git.command(&["add", "bench.py", "tally.toml"])?;
+    git.command(&["add", "engine.conf", "evaluate.sh", "tally.toml"])?;
     git.command(&[
         "commit",
         "-q",
         "-m",
-        "A toy inference server and its benchmark",
+        "A simulated inference engine and its benchmark",
     ])?;
 
     let campaign = CampaignOptions {
@@ -107,7 +111,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<Status> {
         return Ok(status);
     }
 
-    let mut text = std::fs::read_to_string(dir.join("bench.py"))?;
+    let mut text = std::fs::read_to_string(dir.join("engine.conf"))?;
     let mut revisions = Vec::new();
     for (message, edit) in changes() {
         let next = edit(&text);
@@ -115,7 +119,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<Status> {
             bail!("the demo's change `{message}` did not apply (the workload changed)");
         }
         text = next;
-        std::fs::write(dir.join("bench.py"), &text)?;
+        std::fs::write(dir.join("engine.conf"), &text)?;
         git.command(&["commit", "-q", "-am", message])?;
         revisions.push(git.resolve_commit("HEAD")?.as_str().to_owned());
     }

@@ -33,6 +33,7 @@ pub(super) fn clean_up_after_killed_commands(
 pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
     let workspace = Workspace::discover(options)?;
     let loaded = workspace.load()?;
+    workspace.refuse_uncommitted_evaluation(&loaded)?;
     workspace.ensure_tally_dir()?;
     let name = &loaded.settings.name;
     let _lock = RunLock::acquire(&run_lock_path(&workspace.tally_dir, name), name)?;

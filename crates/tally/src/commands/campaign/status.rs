@@ -13,6 +13,14 @@ use crate::printer;
 /// Runs the command.
 pub fn run(args: &StatusArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
     let session = Session::open(options)?;
+    // Which configuration is in force: the working tree's, and `tally run` refuses while its
+    // evaluation differs from the committed one.
+    if let Some(what) = session.workspace.uncommitted_evaluation(&session.loaded)? {
+        printer::note(&format!(
+            "note: {what}: `tally run` refuses until it is committed (the other keys of tally.toml \
+             are read from the working tree)"
+        ));
+    }
     let engine = session.engine();
     let report = engine.status(Surface::Status)?;
     let printed = print(args, &report);

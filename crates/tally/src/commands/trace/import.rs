@@ -3,7 +3,7 @@
 //!
 //! Imports stream: records go straight from the importer to the artifact writer, with a progress
 //! bar (bytes of each input) on a terminal, and a summary of what was imported, linked and left
-//! unresolved — per device, busy and summed GPU time — on standard error.
+//! unattributed — per device, busy and summed GPU time — on standard error.
 
 use std::io::IsTerminal;
 
@@ -141,7 +141,7 @@ fn render_summary(summary: &ImportSummary) -> String {
             input.launch_calls
         ));
         for (reason, n) in &input.unresolved_gpu_events {
-            text.push_str(&format!("\n  {n} unresolved: {reason}"));
+            text.push_str(&format!("\n  {n} unattributed: {reason}"));
         }
         for d in &input.devices {
             text.push_str(&format!(

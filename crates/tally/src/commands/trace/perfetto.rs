@@ -39,7 +39,7 @@ fn sentence(s: &tally_import::PerfettoSummary) -> String {
     let mut text = format!(
         "{} trace events: {} activities ({} not attributed to an iteration, {} unmeasured), \
          {} iterations, {} requests, {} flow arrows from launches to GPU work",
-        s.events, s.activities, s.unresolved, s.unmeasured, s.iterations, s.requests, s.flows
+        s.events, s.activities, s.unattributed, s.unmeasured, s.iterations, s.requests, s.flows
     );
     if s.undrawable > 0 {
         text.push_str(&format!(

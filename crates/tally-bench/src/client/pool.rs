@@ -1,0 +1,94 @@
+//! A pool of HTTP/1.1 connections to one address: idle connections are reused (LIFO) when
+//! keep-alive is on; a new one is dialled with `TCP_NODELAY` when none is idle.
+
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+
+/// One connection.
+#[derive(Debug)]
+pub struct Conn {
+    /// The request sender.
+    pub sender: SendRequest<Full<Bytes>>,
+    /// The local port (names the connection in records).
+    pub id: u32,
+    /// Requests it has carried before this one.
+    pub uses: u32,
+}
+
+/// The pool.
+#[derive(Debug)]
+pub struct Pool {
+    addr: SocketAddr,
+    keepalive: bool,
+    connect_timeout: Duration,
+    idle: Mutex<Vec<Conn>>,
+}
+
+impl Pool {
+    /// A pool for `addr`.
+    pub fn new(addr: SocketAddr, keepalive: bool, connect_timeout: Duration) -> Self {
+        Self {
+            addr,
+            keepalive,
+            connect_timeout,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Whether connections are reused.
+    pub fn keepalive(&self) -> bool {
+        self.keepalive
+    }
+
+    /// An idle connection that is still usable, or a new one.
+    pub async fn take(&self) -> std::io::Result<Conn> {
+        loop {
+            let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            let Some(mut conn) = idle else { break };
+            if !conn.sender.is_closed() && conn.sender.ready().await.is_ok() {
+                return Ok(conn);
+            }
+        }
+        self.connect().await
+    }
+
+    async fn connect(&self) -> std::io::Result<Conn> {
+        let stream = tokio::time::timeout(
+            self.connect_timeout,
+            tokio::net::TcpStream::connect(self.addr),
+        )
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out"))??;
+        stream.set_nodelay(true)?;
+        let id = u32::from(stream.local_addr()?.port());
+        let (sender, connection) = hyper::client::conn::http1::Builder::new()
+            .handshake(TokioIo::new(stream))
+            .await
+            .map_err(std::io::Error::other)?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(Conn {
+            sender,
+            id,
+            uses: 0,
+        })
+    }
+
+    /// Returns a connection whose exchange completed (dropped without keep-alive).
+    pub fn give_back(&self, mut conn: Conn) {
+        if self.keepalive && !conn.sender.is_closed() {
+            conn.uses += 1;
+            self.idle
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(conn);
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The open loop: a schedule fixed before the first send, dispatched on absolute deadlines
+//! (never "sleep one gap", which accumulates error), through an in-flight limit whose overflow
+//! either waits (the request is `held_for_slot`, and its latency from the intended arrival
+//! includes the wait) or drops the request. Intended arrival a_r = phase start + t_k even when
+//! the dispatch is late, so queueing is never hidden (coordinated omission).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+
+use super::request::{plan, send};
+use super::{Overflow, PhaseBound, PhaseResult, Shared};
+use crate::arrivals::Schedule;
+use crate::record::{Phase, Status};
+use crate::timer::sleep_until;
+
+/// Runs one open-loop phase over `schedule`.
+pub async fn run(
+    shared: Arc<Shared>,
+    schedule: Schedule,
+    max_in_flight: u32,
+    overflow: Overflow,
+    bound: PhaseBound,
+) -> PhaseResult {
+    let clock = shared.ctx.clock;
+    // A short lead so the first deadline is not already late when the loop starts.
+    let start = Instant::now() + Duration::from_millis(2);
+    let endpoint = start + Duration::from_secs_f64(schedule.endpoint);
+    let drain_deadline = endpoint + shared.config.drain_timeout;
+    let slots = Arc::new(Semaphore::new(max_in_flight.max(1) as usize));
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut records = Vec::new();
+    for (index, offset) in schedule.offsets.iter().enumerate() {
+        let due = start + Duration::from_secs_f64(*offset);
+        sleep_until(due).await;
+        let phase = match bound {
+            PhaseBound::Count { phase, .. } => phase,
+            PhaseBound::Duration { warm, .. } if Duration::from_secs_f64(*offset) < warm => {
+                Phase::Warmup
+            }
+            PhaseBound::Duration { .. } => Phase::Measured,
+        };
+        let (mut record, body) = plan(&shared, phase, index as u64, due);
+        let available = slots.available_permits();
+        record.in_flight_at_dispatch = max_in_flight.saturating_sub(available as u32);
+        let permit = match slots.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) if overflow == Overflow::Drop => {
+                record.status = Status::Dropped;
+                record.error_kind = Some("overflow".into());
+                records.push(record);
+                continue;
+            }
+            Err(_) => {
+                record.held_for_slot = true;
+                let wait =
+                    tokio::time::timeout_at(drain_deadline.into(), slots.clone().acquire_owned());
+                match wait.await {
+                    Ok(Ok(permit)) => permit,
+                    _ => {
+                        record.status = Status::Dropped;
+                        record.error_kind = Some("drain".into());
+                        records.push(record);
+                        continue;
+                    }
+                }
+            }
+        };
+        let shared = shared.clone();
+        let deadline = (phase == Phase::Measured).then_some(drain_deadline);
+        tasks.spawn(async move {
+            let record = send(&shared, record, body, deadline, None).await;
+            drop(permit);
+            record
+        });
+    }
+    while let Some(result) = tasks.join_next().await {
+        if let Ok(record) = result {
+            records.push(record);
+        }
+    }
+    let end = Instant::now();
+    records.sort_by_key(|r| (r.intended_ns, r.index));
+    let window_ns = match bound {
+        PhaseBound::Count { .. } => (clock.ns(start), clock.ns(endpoint)),
+        PhaseBound::Duration { warm, window, .. } => {
+            (clock.ns(start + warm), clock.ns(start + warm + window))
+        }
+    };
+    let n = schedule.offsets.len();
+    let mean_gap_ms =
+        (n > 1).then(|| (schedule.offsets[n - 1] - schedule.offsets[0]) / (n - 1) as f64 * 1e3);
+    PhaseResult {
+        records,
+        start_ns: clock.ns(start),
+        end_ns: clock.ns(end),
+        window_ns,
+        mean_gap_ms,
+    }
+}

@@ -1,0 +1,275 @@
+//! `tally bench` end to end (docs/bench.md): the binary against an in-process fake server. The
+//! METRIC lines are read with the campaign's own parser, and their names are the contract.
+
+use std::process::{Command, Output};
+
+use tally_bench::dist::TimeDist;
+use tally_bench::fake::{FakeConfig, FakeServer, SeededFault, Timing, faults};
+use tally_bench::summary::metric_names;
+
+use crate::support::{stderr, stdout};
+
+fn fake(config: FakeConfig) -> FakeServer {
+    FakeServer::start_local(config).unwrap()
+}
+
+fn quick() -> FakeConfig {
+    FakeConfig {
+        timing: Timing::Exact {
+            ttft: TimeDist::Const(2.0),
+            gap: TimeDist::Const(1.0),
+        },
+        ..FakeConfig::default()
+    }
+}
+
+fn bench(url: &str, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args([
+            "bench",
+            "openai",
+            "--url",
+            url,
+            "--model",
+            "fake-model",
+            "--input-len",
+            "fixed:16",
+        ])
+        .args(["--output-len", "fixed:8", "--ignore-eos"])
+        .args(extra)
+        .env("BENCH_TEST_KEY", "sk-never-printed")
+        .output()
+        .expect("the tally binary runs")
+}
+
+fn metrics(out: &Output) -> Vec<(String, f64)> {
+    stdout(out)
+        .lines()
+        .map(|line| {
+            let (name, value) = tally_runner::metric::parse_metric_line(line)
+                .unwrap_or_else(|| panic!("not a finite METRIC line: {line:?}"));
+            (name.to_owned(), value)
+        })
+        .collect()
+}
+
+#[test]
+fn bench_metric_lines_are_the_contract() {
+    let server = fake(quick());
+    let out = bench(
+        &server.base_url(),
+        &[
+            "--concurrency",
+            "4",
+            "--requests",
+            "40",
+            "--slo",
+            "ttft:100,e2e:1000",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed = metrics(&out);
+    let names: Vec<String> = printed.iter().map(|(n, _)| n.clone()).collect();
+    assert_eq!(names, metric_names(true));
+    let get = |name: &str| printed.iter().find(|(n, _)| n == name).unwrap().1;
+    assert_eq!(get("p50_ms"), get("e2e_p50_ms"));
+    assert_eq!(get("tokens_per_s"), get("output_tokens_per_s"));
+    assert_eq!(get("requests_ok"), 40.0);
+    assert_eq!(get("slo_attainment"), 1.0);
+    assert!(
+        stderr(&out).contains("requests: 40 offered, 40 ok"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn bench_exit_codes_usage_preflight_untrustworthy() {
+    let out = bench(
+        "http://127.0.0.1:9/v1",
+        &["--requests", "3", "--input-len", "bogus"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty());
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed = format!("http://{}/v1", listener.local_addr().unwrap());
+    drop(listener);
+    let out = bench(&closed, &["--requests", "3"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&closed), "{}", stderr(&out));
+
+    // Half the requests fail: metrics are printed, p95 is in the failure mass, exit 4.
+    let seeded = vec![SeededFault::parse("status:500@0.5").unwrap()];
+    let seed = (0..1000)
+        .find(|&s| faults::draw(&seeded, s, "tally-t4-preflight").is_none())
+        .unwrap();
+    let server = fake(FakeConfig {
+        faults: seeded,
+        seed,
+        ..quick()
+    });
+    let out = bench(
+        &server.base_url(),
+        &["--requests", "40", "--concurrency", "4", "--run-id", "t4"],
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stdout(&out).contains("METRIC e2e_p95_ms=inf"));
+    assert!(metrics_or_inf(&out).iter().any(|n| n == "error_fraction"));
+    assert!(stderr(&out).contains("not trustworthy"), "{}", stderr(&out));
+}
+
+fn metrics_or_inf(out: &Output) -> Vec<String> {
+    stdout(out)
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("METRIC ")?
+                .split_once('=')
+                .map(|(n, _)| n.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn bench_out_convert_and_account_never_leak_the_key() {
+    let server = fake(quick());
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    let evidence = dir.path().join("evidence.jsonl");
+    let url = server
+        .base_url()
+        .replace("http://", "http://user:pw-hidden@");
+    let out = bench(
+        &url,
+        &[
+            "--requests",
+            "12",
+            "--api-key-env",
+            "BENCH_TEST_KEY",
+            "--out",
+            run.to_str().unwrap(),
+            "--run-id",
+            "r1",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&run).unwrap();
+    for written in [&text, &stdout(&out), &stderr(&out)] {
+        assert!(!written.contains("sk-never-printed") && !written.contains("pw-hidden"));
+    }
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "tally.bench.run");
+    assert_eq!(lines.len(), 1 + 12 + 1);
+    assert_eq!(lines[1]["x_request_id"], "tally-r1-0");
+    assert_eq!(lines[13]["type"], "tally.bench.window");
+    // The server saw the key and the request ids.
+    assert!(server.stats().request("tally-r1-11").is_some());
+
+    let tally = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tally"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = tally(&[
+        "bench",
+        "convert",
+        "--evidence",
+        run.to_str().unwrap(),
+        "-o",
+        evidence.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = tally(&["trace", "account", evidence.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("12 requests"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("36 stages"), "{}", stdout(&out));
+
+    // A replay of the run's own intended offsets (an unoptimised binary on a busy machine may not
+    // keep a 1 ms dispatch bound: exit 4 is then the right answer, with the metrics printed).
+    let out = bench(
+        &server.base_url(),
+        &[
+            "--arrivals",
+            "replay",
+            "--arrivals-file",
+            run.to_str().unwrap(),
+            "--requests",
+            "12",
+        ],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 4)), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("METRIC requests_offered=12\n"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn bench_fake_server_refuses_remote_addresses() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["bench", "fake-server", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("loopback"), "{}", stderr(&out));
+}
+
+/// The evaluate command of the end-to-end campaign: the revision's `bench.conf` sets the fake
+/// engine's per-sequence cost; the script starts the engine, measures it with `tally bench
+/// openai`, and stops it.
+const ENGINE_BENCH: &str = r#"#!/bin/sh
+set -e
+. ./bench.conf
+url=$(mktemp)
+"$TALLY_BIN" bench fake-server --mode batched --step-base 1 --step-per-seq "$step_per_seq" \
+  --prefill-per-token 0.001 --max-batch 64 --address-file "$url" >/dev/null &
+server=$!
+trap 'kill "$server"; rm -f "$url"' EXIT
+while [ ! -s "$url" ]; do sleep 0.02; done
+"$TALLY_BIN" bench openai --url "$(cat "$url")" --model fake-model --concurrency 8 \
+  --warmup 300ms --duration 1s --input-len fixed:32 --output-len fixed:32 --ignore-eos
+"#;
+
+const ENGINE_CAMPAIGN: &str = r#"
+name = "engine"
+evaluate = ["./evaluate.sh"]
+evaluate_timeout = 60
+
+[[metrics]]
+name = "tokens_per_s"
+direction = "higher"
+role = "primary"
+repeats = 3
+
+[[metrics]]
+name = "p50_ms"
+direction = "lower"
+role = "watch"
+
+[plugins.verdict_rule]
+provider = "min_speedup"
+min_speedup = 0.05
+"#;
+
+#[test]
+fn bench_in_a_campaign_keeps_a_faster_engine_and_not_a_null_change() {
+    use crate::campaign_repo::{CampaignRepo, text, verdicts};
+    let repo = CampaignRepo::new();
+    repo.write_executable("evaluate.sh", ENGINE_BENCH);
+    // C = 8: τ = 1 + 0.5·8 + 0.001·8 ms → 1597 tok/s; a 20 % lower per-sequence cost gives
+    // τ = 4.208 ms → 1901 tok/s (+19 %); the null change only rewrites a comment.
+    repo.start_campaign(ENGINE_CAMPAIGN, "step_per_seq=0.5\n");
+    repo.propose(&["step_per_seq=0.4\n", "# unchanged\nstep_per_seq=0.4\n"]);
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let status = repo.status_json();
+    // The baseline (candidate#0), the faster engine, the null change.
+    let verdicts = verdicts(&status);
+    assert_eq!(verdicts[..2], ["keep", "keep"], "{status}");
+    assert_ne!(verdicts[2], "keep", "{status}");
+}
