@@ -12,6 +12,7 @@ mod evidence;
 mod exit;
 mod printer;
 mod report;
+mod stdin;
 
 use std::process::ExitCode;
 
