@@ -15,7 +15,7 @@ use crate::printer;
 
 /// Runs the command.
 pub fn run(args: &StatusArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
-    let session = Session::open(options)?;
+    let session = Session::open_read_only(options)?;
     let engine = session.engine();
     let report = engine.status(Surface::Status)?;
     let printed = print(args, &report);
