@@ -10,6 +10,7 @@ mod campaign_repo;
 mod campaign_safety;
 mod campaign_snapshots;
 mod conformance;
+mod hostile;
 mod import_cli;
 mod reference;
 mod support;
