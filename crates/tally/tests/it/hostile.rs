@@ -221,6 +221,7 @@ socket_units)
     cd "$(dirname "$TALLY_UNITS_FILE")"
     python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$(basename "$TALLY_UNITS_FILE")"
     cd - >/dev/null ;;
+fifo_dot_git) rm -f .git && mkfifo .git ;;
 esac
 echo "METRIC tok_s=$(conf tok_s)"
 "#;
@@ -271,6 +272,7 @@ fn hostile_hand_over_files_fail_their_sample_at_once_in_bounded_memory() {
         "zero_units",
         "sparse_units",
         "socket_units",
+        "fifo_dot_git",
     ];
     let confs: Vec<String> = modes
         .iter()
@@ -279,15 +281,20 @@ fn hostile_hand_over_files_fail_their_sample_at_once_in_bounded_memory() {
         .collect();
     repo.propose(&confs.iter().map(String::as_str).collect::<Vec<_>>());
     // Before the hand-over rules, the first FIFO blocked `tally run` in open() for good, and
-    // `/dev/zero` behind a link grew it by gigabytes.
+    // `/dev/zero` behind a link grew it by gigabytes; a FIFO in place of the checkout's `.git`
+    // blocked the removal of the checkout.
     let out = watched_in(&repo, &["run", "--until-idle"], Duration::from_secs(180));
     out.ended_with(0);
 
     let status = repo.status_json();
+    let verdicts = verdicts(&status);
     assert_eq!(
-        verdicts(&status),
+        verdicts[..7],
         ["keep", "crash", "crash", "crash", "crash", "crash", "crash"]
     );
+    // The checkout's own files are the command's business: the sample counts.
+    assert_ne!(verdicts[7], "crash");
+    assert_eq!(errors(&status, 7), [""]);
     let expected = [
         "bad evidence file: it is a FIFO (named pipe), not a regular file",
         "bad units file: it is a FIFO (named pipe), not a regular file",
