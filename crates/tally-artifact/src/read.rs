@@ -15,7 +15,7 @@
 //! structure of raw values, then checked by one validation function in the reference's order;
 //! v4 context ids are resolved sequentially per batch (they are cheap); records go to the sink in
 //! file order while the next batch is being parsed. Memory is bounded by about three batches
-//! plus what the sink keeps. Identical embedded contexts share one `Arc` (a small per-thread
+//! plus what the sink keeps (a batch grows to hold a long line, up to [`MAX_LINE_BYTES`]). Identical embedded contexts share one `Arc` (a small per-thread
 //! cache keyed by the context's raw text), and a line whose context text is already in that cache
 //! is parsed without scanning the context again (a verified substitution; see `known`); each v4
 //! definition is one `Arc`, whatever its aliases. Low-cardinality strings (producer ids, roles,
@@ -88,6 +88,16 @@ pub use input::Input;
 use tally_evidence::error::{Error, Origin, Result};
 use tally_evidence::model::{InferenceRecord, Text};
 use tally_evidence::resolve::Resolver;
+
+/// The longest line the reader accepts: 16 MiB (16,777,216 bytes), terminator excluded.
+///
+/// A line is one record, a few hundred bytes to a few kilobytes in practice; a longer line is
+/// refused as [`Error::OutOfRange`] with its file and line
+/// (`<FILE>: line N: the line is longer than 16 MiB ...`). The bound is what keeps reading
+/// endless input without a line end (`/dev/zero`, a gzip bomb of zeros, a sparse file) in
+/// bounded memory: a plain file, a gzip stream and standard input alike stop after at most this
+/// many bytes of one line (the rest of the input is not read).
+pub const MAX_LINE_BYTES: usize = 16 << 20;
 
 /// How a file is read. The defaults suit files of any size.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -174,6 +184,21 @@ pub fn resolve_input_with(
     })?;
     let mut decoder = CorrelationRecordDecoder::new();
     rayon::scope(|_| drive::run(source, &name, options, &mut decoder, resolver))
+}
+
+/// [`resolve_input`] for a file that is already open (read from its current position), named
+/// `name` in origins and errors: for a caller that checked the file on its descriptor (that it
+/// is a regular file, say, opened without blocking) and must read that very file, not whatever
+/// its path names a moment later.
+pub fn resolve_file(file: std::fs::File, name: &str, resolver: &mut Resolver) -> Result<()> {
+    let name = Text::from(name);
+    let options = ReadOptions::default();
+    let source = input::Source::file(file, options.batch_bytes).map_err(|source| Error::Io {
+        name: name.clone(),
+        source,
+    })?;
+    let mut decoder = CorrelationRecordDecoder::new();
+    rayon::scope(|_| drive::run(source, &name, &options, &mut decoder, resolver))
 }
 
 /// [`for_each_record_with`] for bytes already in memory (plain JSONL, not gzip), named `name` in

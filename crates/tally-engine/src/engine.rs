@@ -193,7 +193,9 @@ impl<'a> Engine<'a> {
             None => None,
             Some(s) => Some(tally_model::nanos_from_seconds(s).ok_or_else(|| {
                 EngineError::Refused(format!(
-                    "seconds = {s}: expected a non-negative number of seconds"
+                    "seconds = {}: expected a non-negative number of seconds less than \
+                     9223372036.85 (2^63 nanoseconds, about 292 years)",
+                    compact(s)
                 ))
             })?),
         };
@@ -312,5 +314,30 @@ impl<'a> Engine<'a> {
             fact_errors,
             sections,
         })
+    }
+}
+
+/// A number as a person reads it in a refusal: `1e20` rather than 21 digits, `-0.5` as it is.
+fn compact(value: f64) -> String {
+    let magnitude = value.abs();
+    if value.is_finite() && magnitude != 0.0 && !(1e-4..1e15).contains(&magnitude) {
+        format!("{value:e}")
+    } else {
+        value.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compact;
+
+    #[test]
+    fn refused_numbers_print_compactly() {
+        assert_eq!(compact(1e20), "1e20");
+        assert_eq!(compact(1e300), "1e300");
+        assert_eq!(compact(-2.5e-7), "-2.5e-7");
+        assert_eq!(compact(-1.5), "-1.5");
+        assert_eq!(compact(0.0), "0");
+        assert_eq!(compact(123456789.25), "123456789.25");
     }
 }

@@ -8,8 +8,9 @@ use tally_plugin::ConfigProblem;
 /// Why an engine call could not do its work.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    /// The store failed.
-    #[error("store: {0}")]
+    /// The store failed. Its message names the store (`store <path>: ...`) or what it refused
+    /// (`no candidate#3 in campaign#1`) itself: a prefix would say "store" twice.
+    #[error(transparent)]
     Store(#[from] StoreError),
     /// `tally.toml` (or a provider built from it) has problems; all of them.
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]

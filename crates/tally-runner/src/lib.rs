@@ -19,9 +19,11 @@
 mod error;
 mod evidence;
 pub mod git;
+pub mod handover;
 pub mod lock;
 pub mod metric;
 pub mod outcome;
+pub mod report;
 mod sample;
 mod scripted;
 pub mod units;

@@ -35,7 +35,8 @@ pub(crate) struct Finished<'a> {
     pub stderr: &'a str,
     pub metrics: &'a BTreeMap<String, f64>,
     pub required: &'a [String],
-    /// The units file: `None` when it was not written, `Some(Err)` when it could not be read.
+    /// The units file: `None` when it was not written, `Some(Err(why))` when it could not be
+    /// taken (`why` is the clause after `bad units file: `).
     pub units_file: Option<Result<String, String>>,
 }
 
@@ -72,9 +73,7 @@ pub(crate) fn classify(done: Finished<'_>) -> Result<Option<Units>, Failure> {
     }
     match done.units_file {
         None => Ok(None),
-        Some(Err(why)) => Err(Failure::BadUnits {
-            why: format!("it could not be read ({why})"),
-        }),
+        Some(Err(why)) => Err(Failure::BadUnits { why }),
         Some(Ok(text)) => parse_units(&text, done.metrics)
             .map(Some)
             .map_err(|why| Failure::BadUnits { why }),

@@ -23,6 +23,7 @@ use tally_process::{Command, End, Keep, Sink, SpawnError, run_in_group};
 use crate::RunnerError;
 use crate::evidence::{self, EVIDENCE_VAR};
 use crate::git::Git;
+use crate::handover;
 use crate::metric::MetricScanner;
 use crate::outcome::{Failure, Finished, Outcome, STDERR_TAIL_CHARS, classify};
 use crate::worktree::{Checkout, UNITS_VAR, marker, prepare_worktree_root};
@@ -192,11 +193,7 @@ impl SampleRunner for WorktreeRunner {
             End::TimedOut => Outcome::TimedOut,
             End::Cancelled => Outcome::Cancelled,
         };
-        let units_file = match fs_err::read_to_string(&units_path) {
-            Ok(text) => Some(Ok(text)),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-            Err(err) => Some(Err(err.to_string())),
-        };
+        let units_file = read_units(&units_path);
         let kept_evidence = request.log_dir.join(format!("{label}.evidence.jsonl"));
         let evidence = evidence::keep(&evidence_path, &kept_evidence);
         // Removal failures are not the sample's fault; the drop guard and the next prune retry.
@@ -226,14 +223,36 @@ impl SampleRunner for WorktreeRunner {
                 });
             }
             Err(why) if succeeded => {
-                result.failure = Some(Failure::BadEvidence {
-                    why: format!("it could not be kept ({why})"),
-                });
+                result.failure = Some(Failure::BadEvidence { why });
             }
             Err(_) => {}
         }
         result
     }
+}
+
+/// The units file the command left at `path`, taken by the hand-over rules
+/// (`docs/evaluate-protocol.md` §4c): `None` when there is none, `Some(Err(why))` when it is not
+/// a regular file, is too large or is not text.
+fn read_units(path: &Path) -> Option<Result<String, String>> {
+    let (file, meta) = match handover::open_regular(path) {
+        Ok(None) => return None,
+        Ok(Some(opened)) => opened,
+        Err(why) => return Some(Err(why)),
+    };
+    const WHAT: &str = "a units file";
+    if meta.len() > handover::MAX_UNITS_BYTES {
+        return Some(Err(handover::too_large(handover::MAX_UNITS_BYTES, WHAT)));
+    }
+    let text = handover::read_bounded(&file, handover::MAX_UNITS_BYTES, WHAT).and_then(|bytes| {
+        String::from_utf8(bytes).map_err(|err| {
+            format!(
+                "it is not UTF-8 text (invalid byte at offset {})",
+                err.utf8_error().valid_up_to()
+            )
+        })
+    });
+    Some(text)
 }
 
 /// The sentence for an evaluate command that could not be started in `dir`.

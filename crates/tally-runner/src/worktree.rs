@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::RunnerError;
 use crate::git::{CommitId, Git};
+use crate::handover;
 
 /// Prefix of every attempt directory under a worktree root; [`prune_leftovers`] touches nothing
 /// else.
@@ -254,14 +255,24 @@ fn remove_attempt_dir(git: &Git, dir: &Path) -> Result<(), RunnerError> {
 }
 
 /// The administrative directory (`.git/worktrees/<id>`) of a linked worktree, when the
-/// worktree's `.git` file and the entry's `gitdir` file agree.
+/// worktree's `.git` file and the entry's `gitdir` file agree. Both are read by the hand-over
+/// rules (the command ran in the checkout and may have replaced its `.git` with a FIFO, which a
+/// plain read would wait on for good): anything unexpected is `None`, and the caller falls
+/// back to git, which checks that `.git` is a regular file before it reads it.
 fn admin_entry(worktree: &Path) -> Option<PathBuf> {
     let dot_git = worktree.join(".git");
-    let pointer = fs_err::read_to_string(&dot_git).ok()?;
+    let pointer = read_pointer(&dot_git)?;
     let admin = PathBuf::from(pointer.strip_prefix("gitdir: ")?.trim_end_matches('\n'));
     let in_worktrees = admin.parent()?.file_name()? == "worktrees";
-    let back = fs_err::read_to_string(admin.join("gitdir")).ok()?;
+    let back = read_pointer(&admin.join("gitdir"))?;
     (in_worktrees && Path::new(back.trim_end_matches('\n')) == dot_git).then_some(admin)
+}
+
+/// A small text file git writes (`gitdir: <path>`), read without blocking and at most 64 KiB.
+fn read_pointer(path: &Path) -> Option<String> {
+    let (file, _) = handover::open_regular(path).ok()??;
+    let bytes = handover::read_bounded(&file, 64 << 10, "a git pointer file").ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// Deletes a directory tree; when a read-only directory inside blocks that, makes directories

@@ -16,6 +16,7 @@ mod commands;
 mod evidence;
 mod exit;
 mod printer;
+mod stdin;
 
 use std::process::ExitCode;
 

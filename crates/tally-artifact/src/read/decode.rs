@@ -14,6 +14,7 @@ use std::sync::Arc;
 use tally_evidence::json;
 use tally_evidence::model::{CorrelationContext, InferenceRecord, LegacyRecord, Text};
 
+use super::MAX_LINE_BYTES;
 use super::context::ContextRegistry;
 use super::events::{self, ContextSource, EventParts, Fields};
 use super::fields::{self, Checked, Fault};
@@ -83,6 +84,9 @@ pub(crate) fn decode_line(
     offset: u64,
     known: Option<&ContextRegistry>,
 ) -> Checked<Decoded> {
+    if bytes.len() > MAX_LINE_BYTES {
+        return Err(lines::too_long());
+    }
     let text = match lines::utf8(bytes) {
         Ok(text) => text,
         Err(e) => {

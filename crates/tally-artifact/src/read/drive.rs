@@ -20,7 +20,7 @@ use super::batch::{BatchRecords, Items, Position, decode_batch};
 use super::context::{CorrelationRecordDecoder, located};
 use super::decode::Decoded;
 use super::fields::Fault;
-use super::input::Source;
+use super::input::{Source, read_error};
 
 /// The pool batches are decoded on: rayon's global pool, or one of `threads` threads.
 fn pool(options: &ReadOptions) -> Result<Option<ThreadPool>> {
@@ -40,13 +40,6 @@ fn in_scope<'s, R>(pool: Option<&ThreadPool>, op: impl FnOnce(&Scope<'s>) -> R) 
     match pool {
         Some(pool) => pool.in_place_scope(op),
         None => rayon::in_place_scope(op),
-    }
-}
-
-fn io_error(name: &Text, source: std::io::Error) -> Error {
-    Error::Io {
-        name: name.clone(),
-        source,
     }
 }
 
@@ -202,7 +195,7 @@ pub(crate) fn run<C: Consumer>(
                 (Ok(()), None) => {}
             }
         }
-        match chunk.map_err(|e| io_error(name, e))? {
+        match chunk.map_err(|e| read_error(name, at.line, e))? {
             None => return consumer_error.map_or(Ok(()), Err),
             Some(chunk) => {
                 let batch = decoded.expect("the decode task ran");
@@ -253,7 +246,7 @@ impl InferenceEvents {
     fn refill(&mut self) {
         match self.source.next_chunk() {
             Err(e) => {
-                self.failure = Some(io_error(&self.name, e));
+                self.failure = Some(read_error(&self.name, self.at.line, e));
                 self.done = true;
             }
             Ok(None) => self.done = true,

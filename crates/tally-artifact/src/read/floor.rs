@@ -7,17 +7,20 @@
 
 use rayon::prelude::*;
 
-use tally_evidence::error::{Error, Origin, Result};
+use tally_evidence::error::{Origin, Result};
 use tally_evidence::model::Text;
 
 use super::context::located;
 use super::decode::with_json;
 use super::fields::{Checked, Fault};
-use super::input::Source;
+use super::input::{Source, read_error};
 use super::lines::{self, LineSpan, split_lines};
 
 /// Whether the line holds a JSON value (`false`: a blank line).
 fn json_line(bytes: &[u8], offset: u64) -> Checked<bool> {
+    if bytes.len() > super::MAX_LINE_BYTES {
+        return Err(lines::too_long());
+    }
     let text = lines::utf8(bytes).map_err(|e| {
         Fault::Value(format!(
             "invalid UTF-8 at byte offset {}: the artifact must be UTF-8 text",
@@ -34,13 +37,9 @@ fn json_line(bytes: &[u8], offset: u64) -> Checked<bool> {
 /// The number of non-blank lines of `source`, each parsed as JSON; the first line (in file
 /// order) that is not JSON is the error.
 pub(crate) fn json_lines(mut source: Source<'_>, name: &Text) -> Result<u64> {
-    let io = |source| Error::Io {
-        name: name.clone(),
-        source,
-    };
     let (mut line, mut offset, mut values) = (1u64, 0u64, 0u64);
     let mut spans: Vec<LineSpan> = Vec::new();
-    while let Some(chunk) = source.next_chunk().map_err(io)? {
+    while let Some(chunk) = source.next_chunk().map_err(|e| read_error(name, line, e))? {
         chunk.prefault();
         spans.clear();
         split_lines(&chunk, &mut spans);

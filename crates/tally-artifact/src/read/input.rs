@@ -5,7 +5,11 @@
 //! batch buffers, so decompression overlaps parsing. In-memory bytes are cut the same way.
 //!
 //! Batches end just after a line terminator (see [`lines::cut_at_line_end`]); a line longer than
-//! the batch size makes its batch grow to hold it. Nothing here parses JSON.
+//! the batch size makes its batch grow to hold it, up to [`lines::LONGEST_WINDOW`]: a source that
+//! finds no line end in that many bytes stops with [`read_error`]'s "line too long" rather than
+//! reading on (`/dev/zero` would otherwise fill the memory). A file that reports a size of 0
+//! (`/proc/cpuinfo`, and other kernel files whose size is not known in advance) is read as a
+//! stream, not mapped. Nothing here parses JSON.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -17,9 +21,10 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use memmap2::{Mmap, MmapOptions};
 
+use tally_evidence::error::{Error, Origin};
 use tally_evidence::model::Text;
 
-use super::lines;
+use super::lines::{self, LONGEST_WINDOW};
 
 /// An artifact to read: a file, or standard input.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,32 +163,74 @@ impl<'a> Source<'a> {
 impl Source<'static> {
     /// Opens an input.
     pub(crate) fn open(input: &Input, batch_bytes: usize) -> io::Result<Self> {
+        match input {
+            Input::Stdin => Ok(Self {
+                kind: stream(io::stdin(), batch_bytes.max(1))?,
+                batch_bytes: batch_bytes.max(1),
+            }),
+            Input::Path(path) => Self::file(File::open(path)?, batch_bytes),
+        }
+    }
+
+    /// Reads an open file from its current position: a regular file of known size is mapped
+    /// (unless it is gzip), anything else (a pipe, a device, a file reporting size 0) is a
+    /// stream.
+    pub(crate) fn file(mut file: File, batch_bytes: usize) -> io::Result<Self> {
         let batch_bytes = batch_bytes.max(1);
-        let kind = match input {
-            Input::Stdin => stream(io::stdin(), batch_bytes)?,
-            Input::Path(path) => {
-                let mut file = File::open(path)?;
-                let meta = file.metadata()?;
-                if meta.is_file() {
-                    let (head, n) = read_head(&mut file)?;
-                    if head[..n] == GZIP_MAGIC {
-                        stream(Cursor::new(head).chain(file), batch_bytes)?
-                    } else {
-                        return Ok(Self {
-                            kind: SourceKind::Mapped {
-                                file,
-                                len: meta.len(),
-                                pos: 0,
-                            },
-                            batch_bytes: mapped_batch(meta.len(), batch_bytes),
-                        });
-                    }
-                } else {
-                    stream(file, batch_bytes)?
-                }
-            }
-        };
-        Ok(Self { kind, batch_bytes })
+        let meta = file.metadata()?;
+        // Kernel files (`/proc`, `/sys`) report size 0 whatever they hold: only a stream reads
+        // them to their end.
+        if !meta.is_file() || meta.len() == 0 {
+            return Ok(Self {
+                kind: stream(file, batch_bytes)?,
+                batch_bytes,
+            });
+        }
+        let (head, n) = read_head(&mut file)?;
+        if head[..n] == GZIP_MAGIC {
+            return Ok(Self {
+                kind: stream(Cursor::new(head).chain(file), batch_bytes)?,
+                batch_bytes,
+            });
+        }
+        Ok(Self {
+            kind: SourceKind::Mapped {
+                file,
+                len: meta.len(),
+                pos: 0,
+            },
+            batch_bytes: mapped_batch(meta.len(), batch_bytes),
+        })
+    }
+}
+
+/// Marks the error of a source that found no line end within [`LONGEST_WINDOW`] bytes.
+#[derive(Debug)]
+struct LineTooLong;
+
+impl fmt::Display for LineTooLong {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a line is longer than the reader's limit")
+    }
+}
+
+impl std::error::Error for LineTooLong {}
+
+fn line_too_long() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, LineTooLong)
+}
+
+/// The reader's error for a failed [`Source::next_chunk`] of input `name` whose next batch would
+/// have started at `line`: a line that is too long is that line's error (the batch starts at a
+/// line start), anything else the input's I/O error.
+pub(crate) fn read_error(name: &Text, line: u64, error: io::Error) -> Error {
+    if error.get_ref().is_some_and(|e| e.is::<LineTooLong>()) {
+        super::context::located(lines::too_long(), Origin::at(name.clone(), line))
+    } else {
+        Error::Io {
+            name: name.clone(),
+            source: error,
+        }
     }
 }
 
@@ -232,13 +279,18 @@ fn cut_window<V: Deref<Target = [u8]>>(
         return Ok(None);
     }
     let mut want = batch as u64;
+    let longest = LONGEST_WINDOW as u64;
     loop {
         let end = pos.saturating_add(want).min(len);
         let window = view(pos, end)?;
         if let Some(cut) = lines::cut_at_line_end(&window, end == len) {
             return Ok(Some((window, cut)));
         }
-        want = want.saturating_mul(2);
+        // Not at the end, so the window holds `want` bytes, all of them one line's.
+        if want >= longest {
+            return Err(line_too_long());
+        }
+        want = want.saturating_mul(2).min(longest);
     }
 }
 
@@ -298,7 +350,8 @@ fn stream<R: Read + Send + 'static>(
 }
 
 /// Reads `reader` to its end in batches of whole lines, sending each; stops early when the
-/// receiver is gone (the load failed) or on a read error (sent as the last item).
+/// receiver is gone (the load failed), on a read error, or at a line longer than the limit (the
+/// error sent as the last item).
 fn fill_batches(mut reader: impl Read, batch_bytes: usize, tx: &SyncSender<io::Result<Vec<u8>>>) {
     let mut carry: Vec<u8> = Vec::new();
     loop {
@@ -325,7 +378,13 @@ fn fill_batches(mut reader: impl Read, batch_bytes: usize, tx: &SyncSender<io::R
             if let Some(cut) = lines::cut_at_line_end(&buf[..filled], at_end) {
                 break cut;
             }
-            target = target.saturating_mul(2);
+            // Not at the end, so `target` bytes are there, all of them one line's (the buffer
+            // starts at a line start): past the limit, stop reading rather than grow.
+            if target >= LONGEST_WINDOW {
+                let _ = tx.send(Err(line_too_long()));
+                return;
+            }
+            target = target.saturating_mul(2).min(LONGEST_WINDOW);
         };
         carry.extend_from_slice(&buf[cut..filled]);
         buf.truncate(cut);

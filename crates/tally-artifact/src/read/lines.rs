@@ -8,6 +8,25 @@
 
 use memchr::{memchr2, memrchr2};
 
+use super::MAX_LINE_BYTES;
+use super::fields::Fault;
+
+/// The bytes a window may hold without a usable line end before its first line is known to be
+/// longer than [`MAX_LINE_BYTES`]: the line, and a `\r` at the window's end whose `\n` may
+/// follow. A window of this many bytes without a cut ([`cut_at_line_end`]) starts with a line
+/// that is too long.
+pub(crate) const LONGEST_WINDOW: usize = MAX_LINE_BYTES + 2;
+
+/// Why a line longer than [`MAX_LINE_BYTES`] is refused (a value the reference would read, but
+/// tally will not hold: reported as out of range, with the line).
+pub(crate) fn too_long() -> Fault {
+    Fault::Range(format!(
+        "the line is longer than {} MiB ({MAX_LINE_BYTES} bytes), the longest line tally reads \
+         (one record per line); is this a JSONL evidence artifact?",
+        MAX_LINE_BYTES >> 20
+    ))
+}
+
 /// One physical line inside a batch: the byte range of its text, terminator excluded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LineSpan {

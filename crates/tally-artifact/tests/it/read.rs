@@ -6,6 +6,7 @@ mod catalogue;
 mod check_order;
 mod conformance;
 mod field_messages;
+mod limits;
 mod physical;
 mod resolving;
 

@@ -20,7 +20,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, TransactionBehavior};
+use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 use rusqlite_migration::{M, MigrationDefinitionError, Migrations};
 
 use crate::error::{Error, StoreError};
@@ -122,7 +122,7 @@ impl SqliteStore {
         }
         let open_err = |source: rusqlite::Error| StoreError::Open {
             path: shown.clone(),
-            source: Box::new(source),
+            source: Box::new(Flat(source)),
         };
         let mut conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(options.busy_timeout).map_err(open_err)?;
@@ -155,6 +155,64 @@ impl SqliteStore {
                     source: Box::new(source),
                 },
             })?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path: shown,
+            busy_timeout: options.busy_timeout,
+        })
+    }
+
+    /// Opens an existing store at `path` for reading only, with default options: what a
+    /// command that only reads (`tally status`) needs, and all a read-only mount or another
+    /// user's file allows. Nothing is created, migrated or changed (a write through it fails
+    /// with SQLite's `attempt to write a readonly database`); a store that needs a migration is
+    /// refused, since only a command that writes can apply it.
+    ///
+    /// A store in WAL mode (every tally store) needs its `-shm` index file to be read, and SQLite
+    /// creates it next to the database: where that cannot be done (a read-only directory, and no
+    /// tally running on the store, since it would have made the file), the store is read as the
+    /// file is on disk (SQLite's `immutable`).
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        let options = SqliteOptions::default();
+        let open_err = |source: rusqlite::Error| StoreError::Open {
+            path: shown.clone(),
+            source: Box::new(Flat(source)),
+        };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let open = |uri: &str| -> Result<Connection, StoreError> {
+            let conn = Connection::open_with_flags(uri, flags).map_err(open_err)?;
+            conn.busy_timeout(options.busy_timeout).map_err(open_err)?;
+            check_identity(&conn, &shown).map_err(|e| locate(e, &shown, options.busy_timeout))?;
+            Ok(conn)
+        };
+        let conn = match open(&file_uri(path, "mode=ro")) {
+            Err(StoreError::Sqlite { source, .. }) | Err(StoreError::Open { source, .. })
+                if read_only_failure(&*source) =>
+            {
+                open(&file_uri(path, "immutable=1"))?
+            }
+            other => other?,
+        };
+        let version = user_version(&conn).map_err(open_err)?;
+        if version < Self::SCHEMA_VERSION as i64 {
+            return Err(StoreError::Open {
+                path: shown,
+                source: format!(
+                    "its schema version is {version}, older than this tally's ({}); a command \
+                     that writes (`tally run`) upgrades it, which needs write access",
+                    Self::SCHEMA_VERSION
+                )
+                .into(),
+            });
+        }
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "mmap_size", MMAP_SIZE)
+            .map_err(open_err)?;
         Ok(Self {
             conn: Mutex::new(conn),
             path: shown,
@@ -218,11 +276,58 @@ fn locate(error: Error, path: &str, busy_timeout: Duration) -> StoreError {
             },
             _ => StoreError::Sqlite {
                 path: path.to_owned(),
-                source: Box::new(source),
+                source: Box::new(Flat(source)),
             },
         },
         Error::Store(other) => other,
     }
+}
+
+/// What SQLite said, said once. A `rusqlite` error's source is SQLite's own error, whose text
+/// repeats the message after a code (`attempt to write a readonly database`, then `Error code
+/// 1544: attempt to write a readonly database`): printed as a chain, the cause would appear
+/// twice. This keeps the message, and the code for a read-only store as a sentence.
+#[derive(Debug)]
+struct Flat(rusqlite::Error);
+
+impl std::fmt::Display for Flat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        if self.0.sqlite_error_code() == Some(ErrorCode::ReadOnly) {
+            f.write_str(
+                " (this command writes to the store: it needs write access to the file and to \
+                 its directory)",
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Flat {}
+
+/// Whether a failure to read a store opened read-only is SQLite's refusal to make the WAL index
+/// (`-shm`) beside it: then only an immutable open can read it.
+fn read_only_failure(error: &(dyn std::error::Error + 'static)) -> bool {
+    error
+        .downcast_ref::<Flat>()
+        .and_then(|flat| flat.0.sqlite_error_code())
+        .is_some_and(|code| matches!(code, ErrorCode::ReadOnly | ErrorCode::CannotOpen))
+}
+
+/// The `file:` URI of a path with a query (`mode=ro`): the path's bytes percent-encoded where a
+/// URI needs it (`?`, `#`, `%`, and anything not ASCII), so that any file name opens.
+fn file_uri(path: &Path, query: &str) -> String {
+    let mut uri = String::from("file:");
+    for &byte in path.as_os_str().as_encoded_bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-_.~".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri.push('?');
+    uri.push_str(query);
+    uri
 }
 
 fn user_version(conn: &Connection) -> Result<i64, rusqlite::Error> {

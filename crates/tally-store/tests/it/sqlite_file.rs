@@ -338,3 +338,55 @@ fn concurrent_writers_on_one_file_queue_instead_of_colliding() {
             .all(|m| shared.units_of_measurement(m.id).unwrap()["tok_s"].len() == 3)
     );
 }
+
+#[test]
+fn a_store_opened_read_only_reads_everything_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    // A name that a `file:` URI must escape.
+    let path = dir.path().join("a ?#%é.db");
+    let store = SqliteStore::open(&path).unwrap();
+    let (c, k, e) = running_campaign(&store);
+    store
+        .record_measurement(&sample_with_units(c, k, e, 0, 3))
+        .unwrap();
+    let before = store.snapshot(c).unwrap();
+    drop(store);
+
+    let read_only = SqliteStore::open_read_only(&path).unwrap();
+    assert_eq!(read_only.snapshot(c).unwrap(), before);
+    assert_eq!(read_only.schema_version().unwrap(), 1);
+    let err = read_only
+        .record_measurement(&sample_with_units(c, k, e, 1, 1))
+        .unwrap_err();
+    // SQLite's message, said once (its own error repeats it after a code), and what to do.
+    let message = err.to_string();
+    assert_eq!(
+        message,
+        format!(
+            "store {}: attempt to write a readonly database (this command writes to the store: \
+             it needs write access to the file and to its directory)",
+            path.display()
+        )
+    );
+    assert!(std::error::Error::source(&err).is_some_and(|s| s.source().is_none()));
+    drop(read_only);
+    assert_eq!(
+        SqliteStore::open(&path).unwrap().snapshot(c).unwrap(),
+        before
+    );
+
+    // Nothing is created, and an empty or foreign file is not migrated.
+    let missing = dir.path().join("missing.db");
+    assert!(SqliteStore::open_read_only(&missing).is_err());
+    assert!(!missing.exists());
+    let empty = dir.path().join("empty.db");
+    drop(Connection::open(&empty).unwrap());
+    let err = SqliteStore::open_read_only(&empty).unwrap_err();
+    assert!(
+        err.to_string().ends_with(
+            "its schema version is 0, older than this tally's (1); a command that writes (`tally \
+             run`) upgrades it, which needs write access"
+        ),
+        "{err}"
+    );
+}

@@ -12,6 +12,7 @@ mod campaign_safety;
 mod campaign_snapshots;
 mod campaign_verdicts;
 mod conformance;
+mod hostile;
 mod import_cli;
 mod reference;
 mod support;

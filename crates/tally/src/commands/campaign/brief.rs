@@ -12,7 +12,7 @@ use crate::printer;
 
 /// Runs the command.
 pub fn run(_args: &BriefArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
-    let session = Session::open(options)?;
+    let session = Session::open_read_only(options)?;
     let engine = session.engine();
     let workspace = &session.workspace;
     let loaded = &session.loaded;

@@ -99,7 +99,7 @@ fn without_duplicates(
 }
 
 fn show(args: &CandidateShowArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
-    let session = Session::open(options)?;
+    let session = Session::open_read_only(options)?;
     let engine = session.engine();
     let id = candidate_id(&args.id)?;
     let candidate = engine.candidate(id)?;

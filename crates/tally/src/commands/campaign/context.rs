@@ -165,15 +165,31 @@ impl Workspace {
         })
     }
 
+    /// Where the store is: `--database`, `TALLY_DATABASE_URL`, or `.tally/tally.db`.
+    fn store_path(&self) -> PathBuf {
+        match &self.database {
+            Some(url) => PathBuf::from(url.strip_prefix("sqlite:").unwrap_or(url)),
+            None => self.tally_dir.join("tally.db"),
+        }
+    }
+
+    /// Opens the store for a command that only reads it: read-only, so that no write access is
+    /// needed (a read-only mount, another user's campaign). A store that does not exist yet is
+    /// opened as [`open_store`](Self::open_store) opens it, which says what to do next.
+    pub fn open_store_read_only(&self) -> anyhow::Result<SqliteStore> {
+        let path = self.store_path();
+        if !path.exists() {
+            return self.open_store();
+        }
+        Ok(SqliteStore::open_read_only(&path)?)
+    }
+
     /// Opens (creating) the store: `--database`, `TALLY_DATABASE_URL`, or `.tally/tally.db`.
     pub fn open_store(&self) -> anyhow::Result<SqliteStore> {
-        let path = match &self.database {
-            Some(url) => PathBuf::from(url.strip_prefix("sqlite:").unwrap_or(url)),
-            None => {
-                self.ensure_tally_dir()?;
-                self.tally_dir.join("tally.db")
-            }
-        };
+        if self.database.is_none() {
+            self.ensure_tally_dir()?;
+        }
+        let path = self.store_path();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).with_context(|| {
                 format!("{}: cannot create the store's directory", parent.display())
@@ -259,9 +275,22 @@ pub struct Session {
 impl Session {
     /// Finds the repository, loads `tally.toml` and opens the store.
     pub fn open(options: &CampaignOptions) -> anyhow::Result<Self> {
+        Self::open_with(options, Workspace::open_store)
+    }
+
+    /// [`open`](Self::open) for a command that only reads the store (status, brief, show): the
+    /// store is opened read-only, so that reading needs no write access.
+    pub fn open_read_only(options: &CampaignOptions) -> anyhow::Result<Self> {
+        Self::open_with(options, Workspace::open_store_read_only)
+    }
+
+    fn open_with(
+        options: &CampaignOptions,
+        open_store: impl FnOnce(&Workspace) -> anyhow::Result<SqliteStore>,
+    ) -> anyhow::Result<Self> {
         let workspace = Workspace::discover(options)?;
         let loaded = workspace.load()?;
-        let store = workspace.open_store()?;
+        let store = open_store(&workspace)?;
         Ok(Self {
             workspace,
             loaded,

@@ -5,11 +5,7 @@
 //! (`docs/evaluate-protocol.md` §4b) and the measurement records its absolute path and GPU busy
 //! time; an artifact that cannot be read refuses the report.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-
-use anyhow::{Context, bail};
-use serde::Deserialize;
+use anyhow::Context;
 use tally_contract::EvidenceAccountant;
 use tally_engine::ManualReport;
 use tally_model::EvidenceRef;
@@ -18,18 +14,6 @@ use super::context::{Session, caller, candidate_id};
 use crate::cli::{CampaignOptions, MeasurementAddArgs, MeasurementCommand};
 use crate::exit::Status;
 use crate::printer;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReportFile {
-    metrics: BTreeMap<String, f64>,
-    #[serde(default)]
-    seconds: Option<f64>,
-    #[serde(default)]
-    error: Option<String>,
-    #[serde(default)]
-    evidence: Option<PathBuf>,
-}
 
 /// Runs one `tally measurement` subcommand.
 pub fn run(command: &MeasurementCommand, options: &CampaignOptions) -> anyhow::Result<Status> {
@@ -40,17 +24,8 @@ pub fn run(command: &MeasurementCommand, options: &CampaignOptions) -> anyhow::R
 
 fn add(args: &MeasurementAddArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
     let name = args.report.display().to_string();
-    let text = std::fs::read_to_string(&args.report)
-        .with_context(|| format!("{name}: cannot read the report"))?;
-    let report: ReportFile = serde_json::from_str(&text).map_err(|e| {
-        anyhow::anyhow!(
-            "{name}: line {}: {e}; expected {{\"metrics\": {{\"name\": number}}, \"seconds\": number|null, \"error\": null|\"text\", \"evidence\": null|\"path\"}}",
-            e.line()
-        )
-    })?;
-    if let Some((metric, value)) = report.metrics.iter().find(|(_, v)| !v.is_finite()) {
-        bail!("{name}: metrics.{metric} = {value}: expected a finite number");
-    }
+    let report = tally_runner::report::read_report(&args.report)
+        .map_err(|why| anyhow::anyhow!("{name}: {why}"))?;
     let evidence = match &report.evidence {
         None => EvidenceRef::default(),
         Some(path) => {

@@ -12,7 +12,7 @@ use crate::printer;
 
 /// Runs the command.
 pub fn run(args: &StatusArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
-    let session = Session::open(options)?;
+    let session = Session::open_read_only(options)?;
     // Which configuration is in force: the working tree's, and `tally run` refuses while its
     // evaluation differs from the committed one.
     if let Some(what) = session.workspace.uncommitted_evaluation(&session.loaded)? {

@@ -12,7 +12,7 @@ pub fn run(args: &ParseOnlyArgs) -> anyhow::Result<Status> {
     if args.json_only {
         let mut lines = 0u64;
         for path in &args.input.files {
-            lines += tally_artifact::read::parse_json_lines(&evidence::input(path))?;
+            lines += tally_artifact::read::parse_json_lines(&evidence::input(path)?)?;
         }
         printer::out_line(&format!("{lines} JSON lines"))?;
         return Ok(Status::Success);
