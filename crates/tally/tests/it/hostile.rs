@@ -505,6 +505,22 @@ fn hostile_a_store_without_write_access_is_read_and_a_write_says_why_once() {
         set_writable(&tally_dir, true);
         set_writable(&db, true);
     }
+    // A command that reads creates nothing where there is no store.
+    let missing = repo.root().parent().unwrap().join("elsewhere/tally.db");
+    let out = watched_in(
+        &repo,
+        &["status", "--database", missing.to_str().unwrap()],
+        deadline,
+    );
+    assert_eq!(
+        out.ended_with(1).trim_end(),
+        format!(
+            "error: campaign `hostile` is not registered: there is no store at {} yet; run \
+             `tally init` first",
+            missing.display()
+        )
+    );
+    assert!(!missing.parent().unwrap().exists());
     // Writable again, the store takes writes (nothing was changed by the reads).
     let out = repo.tally(&["candidate", "add", "HEAD", "--again"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

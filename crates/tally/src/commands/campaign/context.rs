@@ -173,13 +173,17 @@ impl Workspace {
         }
     }
 
-    /// Opens the store for a command that only reads it: read-only, so that no write access is
-    /// needed (a read-only mount, another user's campaign). A store that does not exist yet is
-    /// opened as [`open_store`](Self::open_store) opens it, which says what to do next.
-    pub fn open_store_read_only(&self) -> anyhow::Result<SqliteStore> {
+    /// Opens the store of `campaign` for a command that only reads it: read-only, so that no
+    /// write access is needed (a read-only mount, another user's campaign), and nothing is
+    /// created where there is no store yet.
+    pub fn open_store_read_only(&self, campaign: &str) -> anyhow::Result<SqliteStore> {
         let path = self.store_path();
         if !path.exists() {
-            return self.open_store();
+            bail!(
+                "campaign `{campaign}` is not registered: there is no store at {} yet; run \
+                 `tally init` first",
+                path.display()
+            );
         }
         Ok(SqliteStore::open_read_only(&path)?)
     }
@@ -275,22 +279,24 @@ pub struct Session {
 impl Session {
     /// Finds the repository, loads `tally.toml` and opens the store.
     pub fn open(options: &CampaignOptions) -> anyhow::Result<Self> {
-        Self::open_with(options, Workspace::open_store)
+        Self::open_with(options, |workspace, _| workspace.open_store())
     }
 
     /// [`open`](Self::open) for a command that only reads the store (status, brief, show): the
     /// store is opened read-only, so that reading needs no write access.
     pub fn open_read_only(options: &CampaignOptions) -> anyhow::Result<Self> {
-        Self::open_with(options, Workspace::open_store_read_only)
+        Self::open_with(options, |workspace, loaded| {
+            workspace.open_store_read_only(&loaded.settings.name)
+        })
     }
 
     fn open_with(
         options: &CampaignOptions,
-        open_store: impl FnOnce(&Workspace) -> anyhow::Result<SqliteStore>,
+        open_store: impl FnOnce(&Workspace, &Loaded) -> anyhow::Result<SqliteStore>,
     ) -> anyhow::Result<Self> {
         let workspace = Workspace::discover(options)?;
         let loaded = workspace.load()?;
-        let store = open_store(&workspace)?;
+        let store = open_store(&workspace, &loaded)?;
         Ok(Self {
             workspace,
             loaded,
