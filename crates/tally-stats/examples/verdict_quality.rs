@@ -47,7 +47,7 @@ enum Machine {
     Drift,
     /// Log-normal noise of 1.5%; one sample in 15 takes 25% longer (throughput / 1.25).
     Throttles,
-    /// Drift, noise and throttles together: the machine of issue 16.
+    /// Drift, noise and throttles together: the rough machine of `docs/verdicts.md`.
     Rough,
     /// Log-normal noise of 1.5%; each sample takes `1 + X` times longer, `X` with a Pareto tail
     /// of index 1.2: `X = 0.005 · (U^(−1/1.2) − 1)` (median 0.4%, one sample in 18 slowed more

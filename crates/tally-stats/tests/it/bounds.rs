@@ -1,5 +1,5 @@
 //! The statistics: exact percentile index, the bootstrap bound, the Student-t bound, and the
-//! sanity vectors of the issue at confidence 0.95.
+//! sanity vectors of `docs/verdicts.md` at confidence 0.95.
 
 use std::num::NonZeroU32;
 

@@ -16,7 +16,7 @@ fn expect(case: &VerdictCase, outcome: Verdict, reason: &str) {
     assert_eq!(judgement.reason, reason);
 }
 
-/// The latency vector: 3 pairs, lower is better, clearly faster.
+/// The latency vector of `docs/verdicts.md`: 3 pairs, lower is better, clearly faster.
 fn faster_latency() -> VerdictCase {
     let mut c = case("latency_ms", Direction::Lower);
     paired(&mut c.candidate, "latency_ms", &[10.2, 9.9, 10.1]);

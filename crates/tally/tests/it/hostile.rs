@@ -1,4 +1,4 @@
-//! Hostile input through the binary (issue 20): hand-over files that are FIFOs, sockets, devices
+//! Hostile input through the binary: hand-over files that are FIFOs, sockets, devices
 //! or links to them; endless input (`/dev/zero`, a pipe of zeros, a gzip bomb); files that
 //! report size 0; a closed standard input; numbers too large to record; a store without write
 //! access. Every command runs under a watch that kills it past a deadline or past a bound on its

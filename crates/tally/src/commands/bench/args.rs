@@ -115,7 +115,8 @@ pub struct OpenaiArgs {
     /// Warm-up requests, run and drained before the measured phase.
     #[arg(long, value_name = "K")]
     pub warmup_requests: Option<u64>,
-    /// Prompt length in tokens: fixed:N, uniform:A..B, normal:M,SD[,MIN,MAX], lognormal:MED,S[,MIN,MAX], file:PATH.
+    /// Prompt length in tokens: fixed:N, uniform:A..B, normal:M,SD (or normal:M,SD,MIN,MAX),
+    /// lognormal:MED,S (or lognormal:MED,S,MIN,MAX), file:PATH.
     #[arg(long, default_value = "fixed:512", value_name = "DIST")]
     pub input_len: String,
     /// Output length (max_tokens), same forms.
