@@ -15,11 +15,12 @@
 //! structure of raw values, then checked by one validation function in the reference's order;
 //! v4 context ids are resolved sequentially per batch (they are cheap); records go to the sink in
 //! file order while the next batch is being parsed. Memory is bounded by about three batches
-//! plus what the sink keeps (a batch grows to hold a long line, up to [`MAX_LINE_BYTES`]). Identical embedded contexts share one `Arc` (a small per-thread
-//! cache keyed by the context's raw text), and a line whose context text is already in that cache
-//! is parsed without scanning the context again (a verified substitution; see `known`); each v4
-//! definition is one `Arc`, whatever its aliases. Low-cardinality strings (producer ids, roles,
-//! kinds, names) are shared per thread too.
+//! plus what the sink keeps (a batch grows to hold a long line, up to [`MAX_LINE_BYTES`]).
+//! Identical embedded contexts share one `Arc` (a small per-thread cache keyed by the context's
+//! raw text), and a line whose context text is already in that cache is parsed without scanning
+//! the context again (a verified substitution; see `known`); each v4 definition is one `Arc`,
+//! whatever its aliases. Low-cardinality strings (producer ids, roles, kinds, names) are shared
+//! per thread too.
 //!
 //! Not here: resolution and de-duplication ([`tally_evidence::resolve`]) and writing
 //! ([`crate::write`]).
@@ -186,8 +187,8 @@ pub fn resolve_input_with(
     rayon::scope(|_| drive::run(source, &name, options, &mut decoder, resolver))
 }
 
-/// [`resolve_input`] for a file that is already open (read from its current position), named
-/// `name` in origins and errors: for a caller that checked the file on its descriptor (that it
+/// [`resolve_input`] for a file that is already open (just opened: a regular file is read from
+/// its start), named `name` in origins and errors: for a caller that checked the file on its descriptor (that it
 /// is a regular file, say, opened without blocking) and must read that very file, not whatever
 /// its path names a moment later.
 pub fn resolve_file(file: std::fs::File, name: &str, resolver: &mut Resolver) -> Result<()> {

@@ -172,9 +172,8 @@ impl Source<'static> {
         }
     }
 
-    /// Reads an open file from its current position: a regular file of known size is mapped
-    /// (unless it is gzip), anything else (a pipe, a device, a file reporting size 0) is a
-    /// stream.
+    /// Reads a file just opened: a regular file of known size is mapped from its start (unless
+    /// it is gzip), anything else (a pipe, a device, a file reporting size 0) is a stream.
     pub(crate) fn file(mut file: File, batch_bytes: usize) -> io::Result<Self> {
         let batch_bytes = batch_bytes.max(1);
         let meta = file.metadata()?;
