@@ -186,3 +186,75 @@ fn an_uncommitted_change_to_the_evaluation_is_refused_not_measured() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(verdicts(&repo.status_json()), ["keep", "keep"]);
 }
+
+#[test]
+fn a_failed_baseline_holds_the_campaign_until_init_measures_the_fixed_head() {
+    let repo = CampaignRepo::new();
+    repo.write("tally.toml", NOISY);
+    let broken = repo.commit_bench("broken baseline", "mode=crash\n");
+    let out = repo.tally(&["init"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "its baseline candidate#0 = {} failed: no successful measurement: ",
+            &broken[..12]
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    // A candidate queued meanwhile is not kept against nothing: the run holds (exit 3), naming
+    // the command that measures a baseline.
+    repo.propose(&["tok_s=1100\nnoise=0.01\nseed=2\n"]);
+    let out = repo.run_until_idle();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "is held: the baseline candidate#0 ({}) has no successful measurement: the evaluate \
+             command exited with status 3; stderr ends with: bench: the model failed to load; \
+             nothing is judged without a bar: fix the benchmark, commit, and run `tally init` to \
+             measure HEAD as the baseline",
+            &broken[..12]
+        )),
+        "{stderr}"
+    );
+    let status = repo.status_json();
+    assert_eq!(verdicts(&status), ["crash", "pending"]);
+    assert_eq!(status["campaign"]["state"], "held");
+    // `candidate remeasure 0` has no bar to measure against: refused, pointing at init.
+    let out = repo.tally(&["candidate", "remeasure", "0"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("`tally init`"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Fixed and committed: init measures the new HEAD, and says which candidate holds it.
+    let fixed = repo.commit_bench("fixed baseline", "tok_s=1000\nnoise=0.01\nseed=1\n");
+    let out = repo.tally(&["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with(&format!(
+            "registered campaign `noisy`: baseline candidate#2 = {} (HEAD; tok_s ",
+            &fixed[..12]
+        )),
+        "{stdout}"
+    );
+    let status = repo.status_json();
+    assert_eq!(candidate(&status, 2)["revision"], fixed.as_str());
+    assert_eq!(candidate(&status, 0)["revision"], broken.as_str());
+    assert_eq!(verdicts(&status), ["crash", "pending", "keep"]);
+    assert_eq!(status["head"]["candidate"], 2);
+    // The queued candidate is now judged against the measured baseline.
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let status = repo.status_json();
+    let reason = candidate(&status, 1)["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("against candidate#2: tok_s "),
+        "{reason}"
+    );
+    assert_eq!(verdicts(&status), ["crash", "keep", "keep"]);
+}
