@@ -3,7 +3,7 @@
 
 use regex::Regex;
 
-use crate::campaign_repo::{CampaignRepo, candidate, text, verdicts};
+use crate::campaign_repo::{CampaignRepo, candidate, section, text, verdicts};
 
 const NOISY: &str = r#"
 name = "noisy"
@@ -257,4 +257,60 @@ fn a_failed_baseline_holds_the_campaign_until_init_measures_the_fixed_head() {
         "{reason}"
     );
     assert_eq!(verdicts(&status), ["crash", "keep", "keep"]);
+}
+
+/// The `waiting` figure of the `evaluations` section of `tally status --json`.
+fn waiting(repo: &CampaignRepo) -> String {
+    let status = repo.status_json();
+    let evaluations = section(&status, "evaluations").expect("an evaluations section");
+    let figures = evaluations["blocks"][0]["figures"].as_array().unwrap();
+    let figure = figures
+        .iter()
+        .find(|f| f["label"] == "waiting")
+        .unwrap_or_else(|| panic!("{evaluations:#}"));
+    figure["value"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn an_interrupted_re_measurement_is_counted_as_waiting() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    use std::process::Stdio;
+    let repo = CampaignRepo::new();
+    repo.start_campaign(NOISY, "tok_s=1000\nnoise=0.01\nseed=1\n");
+    // The candidate's first sample stalls — but not in its first evaluation (the signal file
+    // that marks the stall as done exists then).
+    std::fs::write(repo.signals().join("stalled"), "").unwrap();
+    repo.propose(&["tok_s=1100\nnoise=0.01\nseed=2\nstall_at=candidate-0\n"]);
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(waiting(&repo), "0");
+    std::fs::remove_file(repo.signals().join("stalled")).unwrap();
+
+    let out = repo.tally(&["candidate", "remeasure", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(waiting(&repo), "1", "a queued re-measurement waits");
+    let run = repo
+        .command(&["run", "--until-idle"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    repo.wait_for_signal("stalled");
+    kill(Pid::from_raw(run.id() as i32), Signal::SIGINT).unwrap();
+    let out = run.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    // Interrupted during its samples: queued again, and status counts it.
+    assert_eq!(waiting(&repo), "1");
+    let status = repo.tally(&["status"]);
+    let line = Regex::new(r"(?m)^ *waiting: +1 *$").unwrap();
+    assert!(
+        line.is_match(&text(&status.stdout)),
+        "{}",
+        text(&status.stdout)
+    );
+    // The next run resumes it; then nothing waits.
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(waiting(&repo), "0");
 }
