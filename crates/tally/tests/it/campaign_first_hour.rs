@@ -314,3 +314,59 @@ fn an_interrupted_re_measurement_is_counted_as_waiting() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(waiting(&repo), "0");
 }
+
+#[test]
+fn a_crash_reason_is_one_line_and_candidate_show_has_the_whole_story() {
+    let repo = CampaignRepo::new();
+    repo.start_campaign(NOISY, "tok_s=1000\nnoise=0.01\nseed=1\n");
+    repo.propose(&["mode=traceback\n"]);
+    let out = repo.run_until_idle();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let why = "the evaluate command exited with status 1; stderr ends with: RuntimeError: CUDA out \
+               of memory in model/loader.py";
+    // The reason: the last line that says something, paths relative to the checkout.
+    let status = repo.status_json();
+    assert_eq!(
+        candidate(&status, 1)["reason"],
+        format!("no successful measurement: {why}").as_str()
+    );
+    // `tally run` prints the failure once, with its sample.
+    assert_eq!(stderr.matches("RuntimeError").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("candidate sample 0 failed after ") && stderr.contains(why),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("candidate#1: crash — no successful measurement (the failed sample above)"),
+        "{stderr}"
+    );
+    let cache = repo.worktree_cache().display().to_string();
+    let table = text(&repo.tally(&["status"]).stdout);
+    assert!(
+        table.contains("out of memory in model/loader.py") && !table.contains(&cache),
+        "{table}"
+    );
+
+    // `candidate show`: every sample, its log files, and the end of a failed one's stderr.
+    let out = repo.tally(&["candidate", "show", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let show = text(&out.stdout);
+    assert!(show.contains("  measurements: 1\n"), "{show}");
+    assert!(
+        show.contains("      logs: stdout .tally/logs/") && show.contains(".stderr.log\n"),
+        "{show}"
+    );
+    assert!(show.contains("      stderr ends:\n"), "{show}");
+    assert!(show.contains("        | ----\n"), "{show}");
+    assert!(show.contains("model/layer_39.py"), "{show}");
+    assert!(!show.contains("layer_0.py"), "at most 20 lines: {show}");
+    // The whole stderr is kept, in the log file the store names.
+    let out = repo.tally(&["candidate", "show", "1", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let log = json["measurements"][0]["stderr_log"].as_str().unwrap();
+    let whole = std::fs::read_to_string(repo.root().join(log)).unwrap();
+    assert_eq!(whole.lines().count(), 42, "{whole}");
+    assert!(whole.contains("layer_0.py"));
+    assert_eq!(json["measurements"][0]["units"], serde_json::json!({}));
+}

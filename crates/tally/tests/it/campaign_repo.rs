@@ -11,7 +11,7 @@
 //! itself (so every verdict is deterministic), `p50_ms`/`p95_ms` exactly as written, after
 //! `sleep` seconds, handing over the evidence artifact `evidence=<path in the revision>` when
 //! set, or the import of the profiler trace `kineto=<path>` (`$TALLY_BIN trace import kineto`).
-//! `mode=hang|crash|bad_units` misbehave on purpose; `stall_at=<side>-<sample>` makes that
+//! `mode=hang|crash|traceback|bad_units` misbehave on purpose; `stall_at=<side>-<sample>` makes that
 //! sample wait for `$E2E_DIR/release` (once, after creating `$E2E_DIR/stalled`);
 //! `term_at=<side>-<sample>` makes it die of SIGTERM (once, creating `$E2E_DIR/termed`);
 //! `slow=<side>-<sample>,...` makes those samples 25% slower (`tok_s` / 1.25), as a throttled
@@ -45,6 +45,16 @@ hang)
 crash)
     echo "bench: the model failed to load" >&2
     exit 3 ;;
+traceback)
+    # A long stderr naming files of the checkout, ending with a line that says nothing.
+    i=0
+    while [ $i -lt 40 ]; do
+        echo "  File \"$PWD/model/layer_$i.py\", line $i, in forward" >&2
+        i=$((i + 1))
+    done
+    echo "RuntimeError: CUDA out of memory in $PWD/model/loader.py" >&2
+    echo "----" >&2
+    exit 1 ;;
 bad_units)
     printf '{"tok_s": {"a": 1, "b": 2}}' > "$TALLY_UNITS_FILE"
     echo "METRIC tok_s=6"
