@@ -28,7 +28,7 @@ mod store;
 pub use cancel::{CancelToken, Listening, Wake};
 pub use error::{BackendError, StoreError};
 pub use evidence::{Evidence, EvidenceAccountant};
-pub use outcome::{Failure, Outcome, STDERR_TAIL_CHARS, signal_name};
+pub use outcome::{Failure, Outcome, STDERR_LINE_CHARS, signal_name};
 pub use records::{
     CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate,
     NewCampaign, NewCandidate, NewEvaluation, NewMeasurement, VerdictCounts, VerdictWrite,

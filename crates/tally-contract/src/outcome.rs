@@ -12,8 +12,9 @@
 use std::fmt;
 use std::time::Duration;
 
-/// How many characters of stderr a non-zero exit quotes.
-pub const STDERR_TAIL_CHARS: usize = 500;
+/// The most characters of stderr's last meaningful line a non-zero exit quotes (a longer line
+/// is cut, ending with `…`); the whole stderr is in the sample's log file.
+pub const STDERR_LINE_CHARS: usize = 300;
 
 /// SIGHUP, SIGINT, SIGKILL and SIGTERM: the signals from outside that warrant one retry.
 const RETRYABLE_SIGNALS: [i32; 4] = [15, 2, 1, 9];
@@ -93,8 +94,10 @@ pub enum Failure {
     ExitStatus {
         /// The status code.
         code: i32,
-        /// The last [`STDERR_TAIL_CHARS`] characters of stderr (trailing whitespace trimmed).
-        stderr_tail: String,
+        /// The last line of stderr with a letter or digit in it, trimmed, paths inside the
+        /// checkout written relative to it, at most [`STDERR_LINE_CHARS`] characters (empty:
+        /// no such line).
+        stderr_line: String,
     },
     /// Killed by a signal tally did not send.
     Signal {
@@ -145,14 +148,14 @@ impl fmt::Display for Failure {
                  group was killed",
                 limit.as_secs_f64()
             ),
-            Self::ExitStatus { code, stderr_tail } if stderr_tail.is_empty() => write!(
+            Self::ExitStatus { code, stderr_line } if stderr_line.is_empty() => write!(
                 f,
                 "the evaluate command exited with status {code} and wrote nothing on stderr"
             ),
-            Self::ExitStatus { code, stderr_tail } => write!(
+            Self::ExitStatus { code, stderr_line } => write!(
                 f,
                 "the evaluate command exited with status {code}; stderr ends with: {}",
-                stderr_tail.replace("\r\n", "\n").replace('\n', " | ")
+                stderr_line.replace(['\r', '\n'], " ")
             ),
             Self::Signal { signal } => write!(
                 f,

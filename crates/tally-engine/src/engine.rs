@@ -238,6 +238,11 @@ impl<'a> Engine<'a> {
     pub fn remeasure(&self, id: CandidateId, repeats: Option<u32>) -> Result<()> {
         let campaign = self.campaign()?;
         self.candidate(id)?;
+        if campaign.head.is_none() {
+            // Nothing to measure it against; a failed baseline is measured by init at HEAD.
+            let why = self.unscored_bar(&campaign, None)?.unwrap_or_default();
+            return Err(EngineError::Refused(why));
+        }
         let repeats = repeats.unwrap_or_else(|| self.settings.repeats()).max(1);
         let bar = campaign.head.filter(|h| *h != id);
         self.store.queue_evaluation(&NewEvaluation {

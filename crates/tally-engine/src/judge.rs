@@ -157,6 +157,16 @@ impl Engine<'_> {
             }
             Err(e) => return Ok(Asked::Failed(format!("the verdict rule failed: {e}"))),
         };
+        // A keep needs a bar with a score: whatever the rule says, nothing is kept by comparing
+        // with nothing (`docs/campaign.md#baseline`).
+        let primary = &self.settings.primary().name;
+        if judgement.outcome == Verdict::Keep && !case.bar.means.contains_key(primary) {
+            let why = self.unscored_bar(campaign, bar.filter(|b| *b != candidate))?;
+            return Ok(Asked::Judged(Judgement::new(
+                Verdict::Interesting,
+                why.unwrap_or_else(|| format!("no score of `{primary}` for the bar")),
+            )));
+        }
         let Some(evaluation) = paired else {
             return Ok(Asked::Judged(judgement));
         };

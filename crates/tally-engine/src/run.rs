@@ -1,12 +1,12 @@
 //! The loop (`docs/campaign.md#crash-safety`, `docs/campaign.md#after-the-rule`, `docs/campaign.md#stop-rules`, `docs/campaign.md#commands`): recover what a killed run left, make sure the
 //! head is measured under the current evaluator, then — asking the stop rule before every
 //! evaluation — evaluate queued work in order, judge it, confirm keeps when asked to, and move
-//! the head. Also `init`'s baseline.
+//! the head (`baseline.rs` has `init` and the hold on a bar without a score).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use tally_contract::{CancelToken, CommitId, NewCampaign, NewCandidate, NewEvaluation};
+use tally_contract::{CancelToken, NewEvaluation};
 use tally_model::{
     Campaign, CampaignState, CandidateId, Evaluation, EvaluationId, EvaluationKind,
     EvaluationState, UnixMillis, Verdict,
@@ -70,105 +70,6 @@ const POLL: Duration = Duration::from_millis(500);
 const IDLE_STOP_CHECK: Duration = Duration::from_secs(30);
 
 impl Engine<'_> {
-    /// `tally init` once `tally.toml` exists: registers the campaign and measures the baseline
-    /// (`head`, the campaign's repeats of unpaired samples). On a registered campaign, reports
-    /// what changed instead (and measures the baseline again if it never succeeded).
-    pub fn init(&self, head: &CommitId, cancel: &CancelToken) -> Result<InitOutcome> {
-        if let Some(campaign) = self.store.campaign_by_name(&self.settings.name)? {
-            let mut changes = Vec::new();
-            if campaign.evaluator != self.evaluator {
-                changes.push(format!(
-                    "the evaluator changed ({} → {}): the head will be measured again before anything is judged",
-                    campaign.evaluator, self.evaluator
-                ));
-            }
-            if campaign.config_text != self.config_text {
-                changes.push("tally.toml changed since it was registered".to_string());
-            }
-            if campaign.head.is_none() {
-                return self.measure_baseline(&campaign, cancel);
-            }
-            return Ok(InitOutcome::AlreadyRegistered { changes });
-        }
-        let now = self.clock.now();
-        let campaign = self.store.create_campaign(&NewCampaign {
-            name: self.settings.name.clone(),
-            evaluator: self.evaluator.clone(),
-            config_text: self.config_text.to_string(),
-            created: now,
-        })?;
-        self.store.add_candidates(
-            campaign.id,
-            &[NewCandidate {
-                revision: head.as_str().to_string(),
-                proposed_by: "tally init".into(),
-                note: Some("baseline".into()),
-                created: now,
-            }],
-        )?;
-        self.measure_baseline(&campaign, cancel)
-    }
-
-    fn measure_baseline(&self, campaign: &Campaign, cancel: &CancelToken) -> Result<InitOutcome> {
-        let baseline = self
-            .store
-            .list_candidates(campaign.id)?
-            .into_iter()
-            .next()
-            .ok_or_else(|| EngineError::Refused("the campaign has no baseline candidate".into()))?;
-        // The job an interrupted init left queued is run, rather than a second one queued.
-        let left = self
-            .store
-            .unfinished_evaluations(campaign.id)?
-            .into_iter()
-            .find(|e| e.kind == EvaluationKind::Baseline && e.state == EvaluationState::Queued);
-        let evaluation = match left {
-            Some(evaluation) => evaluation,
-            None => self.store.queue_evaluation(&NewEvaluation {
-                campaign: campaign.id,
-                candidate: baseline.id,
-                bar: None,
-                kind: EvaluationKind::Baseline,
-                repeats: self.settings.repeats(),
-                queued: self.clock.now(),
-            })?,
-        };
-        if self.run_evaluation(campaign, &evaluation, cancel)? == EvaluationEnd::Interrupted {
-            // Queued again, so that `tally run` (or init again) measures it as the baseline
-            // instead of judging it as an ordinary candidate against no bar.
-            self.queue_again(campaign, &evaluation)?;
-            return Ok(InitOutcome::Interrupted);
-        }
-        self.judge_baseline(campaign, baseline.id)
-    }
-
-    fn judge_baseline(&self, campaign: &Campaign, baseline: CandidateId) -> Result<InitOutcome> {
-        let measurements = self
-            .store
-            .measurements_of_candidate(campaign.id, baseline)?;
-        let primary = &self.settings.primary().name;
-        let means = view::means(&measurements, &self.evaluator);
-        match means.get(primary) {
-            Some(value) => {
-                let reason = format!("baseline: {primary} {}", tally_stats::format_sig4(*value));
-                self.write_verdict(campaign, baseline, Verdict::Keep, &reason, None)?;
-                Ok(InitOutcome::Registered {
-                    primary: Some(*value),
-                })
-            }
-            None => {
-                let why = measurements
-                    .iter()
-                    .rev()
-                    .find_map(|m| m.error.clone())
-                    .unwrap_or_else(|| format!("the baseline did not print `{primary}`"));
-                let reason = format!("no successful measurement: {why}");
-                self.write_verdict(campaign, baseline, Verdict::Crash, &reason, None)?;
-                Ok(InitOutcome::BaselineFailed(reason))
-            }
-        }
-    }
-
     /// `tally run`: works through the queue until idle (`until_idle`), held, stopped or
     /// interrupted. Without `until_idle` it waits for new candidates.
     pub fn run(&self, until_idle: bool, cancel: &CancelToken) -> Result<RunEnd> {
@@ -244,8 +145,15 @@ impl Engine<'_> {
                     continue;
                 }
             };
-            // The stop rule, before every evaluation.
-            match self.stop_decision(&campaign)? {
+            // The stop rule, before every evaluation; then a judgement needs a bar with a score
+            // (`docs/campaign.md#baseline`).
+            let decision = match self.stop_decision(&campaign)? {
+                StopDecision::Go if judges(&campaign, &work) => self
+                    .unscored_bar(&campaign, work_bar(&campaign, &work))?
+                    .map_or(StopDecision::Go, StopDecision::Hold),
+                other => other,
+            };
+            match decision {
                 StopDecision::Hold(reason) => {
                     self.store.set_campaign_state(
                         campaign.id,
@@ -334,7 +242,7 @@ impl Engine<'_> {
     /// An evaluation that did not run to its end (killed, or Ctrl-C) is queued again as it
     /// was — baseline, confirm and remeasure jobs; a judge job needs nothing, its candidate is
     /// still pending and is evaluated again.
-    fn queue_again(&self, campaign: &Campaign, evaluation: &Evaluation) -> Result<()> {
+    pub(crate) fn queue_again(&self, campaign: &Campaign, evaluation: &Evaluation) -> Result<()> {
         if evaluation.kind != EvaluationKind::Judge {
             self.store.queue_evaluation(&NewEvaluation {
                 campaign: campaign.id,
@@ -556,6 +464,27 @@ impl Engine<'_> {
             }
         }
         Ok(EvaluationEnd::Finished)
+    }
+}
+
+/// The bar the work is judged against: the evaluation's own, else the head.
+fn work_bar(campaign: &Campaign, work: &Work) -> Option<CandidateId> {
+    match work {
+        Work::Queued(e) => e.bar.or(campaign.head),
+        Work::Pending(_) => campaign.head,
+    }
+}
+
+/// Whether the work ends in a judgement against a bar: everything but measuring the baseline
+/// and measuring the head again.
+fn judges(campaign: &Campaign, work: &Work) -> bool {
+    match work {
+        Work::Queued(e) => match e.kind {
+            EvaluationKind::Baseline => false,
+            EvaluationKind::Remeasure => campaign.head != Some(e.candidate),
+            _ => true,
+        },
+        Work::Pending(_) => true,
     }
 }
 

@@ -2,11 +2,11 @@
 //! [`CampaignSnapshot`], and the one rule for which measurements count — successful, full
 //! benchmark (`rung` null), under the current evaluator.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use tally_config::Settings;
 use tally_contract::CampaignSnapshot;
-use tally_model::{CandidateId, Measurement};
+use tally_model::{CandidateId, EvaluationKind, EvaluationState, Measurement};
 use tally_plugin::{CampaignData, CampaignSummary, CandidateView, MeasurementView, MetricView};
 
 /// Whether a measurement enters means and verdicts under `evaluator`.
@@ -131,12 +131,32 @@ fn summary(snapshot: &CampaignSnapshot, settings: &Settings, evaluator: &str) ->
         state: campaign.state.as_str().into(),
         reason: campaign.reason.clone(),
         head: campaign.head.map(|c| u64::from(c.0)),
-        baseline: snapshot.candidates.first().map(|c| u64::from(c.id.0)),
+        baseline: baseline(snapshot).map(|c| u64::from(c.0)),
+        queued: snapshot
+            .evaluations
+            .iter()
+            .filter(|e| matches!(e.state, EvaluationState::Queued | EvaluationState::Running))
+            .map(|e| u64::from(e.candidate.0))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
         evaluator: evaluator.into(),
         metrics: metric_views(settings),
         first_evaluation_at,
         stop_rule: serde_json::Value::Object(stop_rule),
     }
+}
+
+/// The baseline: the candidate of the latest `baseline` evaluation, else the first candidate
+/// (`docs/campaign.md#baseline`).
+fn baseline(snapshot: &CampaignSnapshot) -> Option<CandidateId> {
+    snapshot
+        .evaluations
+        .iter()
+        .rev()
+        .find(|e| e.kind == EvaluationKind::Baseline)
+        .map(|e| e.candidate)
+        .or_else(|| snapshot.candidates.first().map(|c| c.id))
 }
 
 /// Every candidate with its means, gathered in one pass over the measurements.

@@ -41,6 +41,11 @@ pub struct CampaignSummary {
     pub head: Option<u64>,
     /// The baseline candidate's id.
     pub baseline: Option<u64>,
+    /// Candidates with an evaluation queued or unfinished (a re-measurement, a confirmation, a
+    /// baseline; one that Ctrl-C interrupted is queued again), which the next `tally run`
+    /// measures: ids in order, each once.
+    #[serde(default)]
+    pub queued: Vec<u64>,
     /// The current evaluator identity.
     pub evaluator: String,
     /// Every configured metric, primary first.

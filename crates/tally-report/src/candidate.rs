@@ -1,5 +1,6 @@
 //! `tally candidate show`: one candidate — its verdict and who set it, reason, parent, who
-//! proposed it, its means and its measurements — as text, or as the pretty-printed `--json`
+//! proposed it, its means and its measurements (samples) with their units, evidence, log files
+//! and, for a failed sample, the end of its stderr — as text, or as the pretty-printed `--json`
 //! object `{"id", "measurements", "metrics", "note", "parent", "proposed_by", "reason",
 //! "revision", "verdict", "verdict_set_by"}`.
 //!
@@ -10,8 +11,11 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use tally_model::Candidate;
+use tally_model::{Candidate, UnitValues};
 use tally_plugin::MeasurementView;
+
+/// How many units of a metric a sample's text line names (the JSON has them all).
+const UNITS_SHOWN: usize = 8;
 
 /// What `tally candidate show` shows.
 #[derive(Clone, Copy, Debug)]
@@ -22,6 +26,21 @@ pub struct CandidateShow<'a> {
     pub metrics: Option<&'a BTreeMap<String, f64>>,
     /// Its measurements, oldest first.
     pub measurements: &'a [&'a MeasurementView],
+    /// What the store keeps beside each measurement, by measurement id.
+    pub records: &'a BTreeMap<u64, SampleRecord>,
+}
+
+/// What the store keeps beside a measurement that the campaign view leaves out.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SampleRecord {
+    /// Its per-unit results (metric → unit → contribution).
+    pub units: UnitValues,
+    /// Its stdout log file, as the caller shows it.
+    pub stdout_log: Option<String>,
+    /// Its stderr log file, as the caller shows it.
+    pub stderr_log: Option<String>,
+    /// For a failed sample, the last lines of its stderr log (read by the caller, bounded).
+    pub stderr_end: Option<String>,
 }
 
 /// The text: the candidate and its revision, then indented lines — verdict (and who set it),
@@ -76,8 +95,59 @@ pub fn text(show: &CandidateShow<'_>) -> String {
                 .map(|e| format!(" error: {e}"))
                 .unwrap_or_default()
         ));
+        if let Some(record) = show.records.get(&m.id) {
+            record_lines(&mut text, m, record);
+        }
     }
     text
+}
+
+/// The lines under a measurement: evidence, units, log files, the end of a failed sample's
+/// stderr.
+fn record_lines(text: &mut String, m: &MeasurementView, record: &SampleRecord) {
+    if let Some(evidence) = &m.evidence {
+        let busy = m
+            .gpu_busy_seconds
+            .map(|s| format!(" (GPU busy {s:.3} s)"))
+            .unwrap_or_default();
+        text.push_str(&format!("      evidence: {evidence}{busy}\n"));
+    }
+    for (metric, units) in &record.units {
+        let shown: Vec<String> = units
+            .iter()
+            .take(UNITS_SHOWN)
+            .map(|(unit, v)| format!("{unit}={}", tally_stats::format_sig4(*v)))
+            .collect();
+        let more = if units.len() > UNITS_SHOWN {
+            format!(", … ({} in all)", units.len())
+        } else {
+            String::new()
+        };
+        text.push_str(&format!(
+            "      units of {metric}: {}{more}\n",
+            shown.join(", ")
+        ));
+    }
+    let logs: Vec<String> = [
+        ("stdout", &record.stdout_log),
+        ("stderr", &record.stderr_log),
+    ]
+    .into_iter()
+    .filter_map(|(name, path)| path.as_ref().map(|p| format!("{name} {p}")))
+    .collect();
+    if !logs.is_empty() {
+        text.push_str(&format!("      logs: {}\n", logs.join(", ")));
+    }
+    if let Some(end) = record
+        .stderr_end
+        .as_deref()
+        .filter(|e| !e.trim().is_empty())
+    {
+        text.push_str("      stderr ends:\n");
+        for line in end.trim_end().lines() {
+            text.push_str(&format!("        | {line}\n"));
+        }
+    }
 }
 
 /// The `--json` object, pretty-printed, ending with a newline.
@@ -89,7 +159,15 @@ pub fn json(show: &CandidateShow<'_>) -> String {
         measurements: show
             .measurements
             .iter()
-            .map(|m| MeasurementJson::from(*m))
+            .map(|m| {
+                let mut json = MeasurementJson::from(*m);
+                if let Some(record) = show.records.get(&m.id) {
+                    json.stderr_log = record.stderr_log.as_deref();
+                    json.stdout_log = record.stdout_log.as_deref();
+                    json.units = Some(&record.units);
+                }
+                json
+            })
             .collect(),
         metrics: show.metrics.unwrap_or(&empty),
         note: &candidate.note,
@@ -137,6 +215,9 @@ struct MeasurementJson<'a> {
     seconds: Option<f64>,
     side: &'a str,
     started_at: Option<f64>,
+    stderr_log: Option<&'a str>,
+    stdout_log: Option<&'a str>,
+    units: Option<&'a UnitValues>,
 }
 
 impl<'a> From<&'a MeasurementView> for MeasurementJson<'a> {
@@ -175,6 +256,9 @@ impl<'a> From<&'a MeasurementView> for MeasurementJson<'a> {
             seconds: *seconds,
             side,
             started_at: *started_at,
+            stderr_log: None,
+            stdout_log: None,
+            units: None,
         }
     }
 }

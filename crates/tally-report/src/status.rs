@@ -345,6 +345,7 @@ mod tests {
                 reason: Some("hold_at: gpu_usd 41.20 ≥ 40".into()),
                 head,
                 baseline: Some(0),
+                queued: Vec::new(),
                 evaluator: "ev-0123456789abcdef".into(),
                 metrics: Vec::new(),
                 first_evaluation_at: None,

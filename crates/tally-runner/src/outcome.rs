@@ -13,18 +13,47 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-pub use tally_contract::{Failure, Outcome, STDERR_TAIL_CHARS, signal_name};
+pub use tally_contract::{Failure, Outcome, STDERR_LINE_CHARS, signal_name};
 
 use crate::units::{Units, parse_units};
 
-/// The last `STDERR_TAIL_CHARS` characters of stderr, trailing whitespace trimmed.
-pub(crate) fn stderr_tail(stderr: &str) -> String {
-    let trimmed = stderr.trim_end();
-    let count = trimmed.chars().count();
-    trimmed
-        .chars()
-        .skip(count.saturating_sub(STDERR_TAIL_CHARS))
-        .collect()
+/// The last line of stderr that says something (a letter or a digit in it), trimmed, cut to
+/// [`STDERR_LINE_CHARS`] characters with `…`; empty when there is none. The whole stderr is in
+/// the sample's log file.
+pub(crate) fn stderr_line(stderr: &str) -> String {
+    let Some(line) = stderr
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.chars().any(char::is_alphanumeric))
+    else {
+        return String::new();
+    };
+    if line.chars().count() <= STDERR_LINE_CHARS {
+        return line.to_owned();
+    }
+    let mut cut: String = line.chars().take(STDERR_LINE_CHARS - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// `stderr` with the checkout's paths (as given, and as the kernel resolves them) written
+/// relative to it: `/home/u/.cache/tally/worktrees/c/bar-0-a1-x/bench.py` becomes `bench.py`.
+pub(crate) fn relative_to_checkout(stderr: &str, checkout: &std::path::Path) -> String {
+    let mut text = stderr.to_owned();
+    let mut roots = vec![checkout.to_path_buf()];
+    if let Ok(real) = checkout.canonicalize()
+        && real != checkout
+    {
+        roots.push(real);
+    }
+    for root in roots {
+        let root = root.display().to_string();
+        if root.len() > 1 {
+            text = text.replace(&format!("{root}/"), "").replace(&root, ".");
+        }
+    }
+    text
 }
 
 /// Everything the classification needs about one finished process.
@@ -47,7 +76,7 @@ pub(crate) fn classify(done: Finished<'_>) -> Result<Option<Units>, Failure> {
         Outcome::Exited(code) => {
             return Err(Failure::ExitStatus {
                 code: *code,
-                stderr_tail: stderr_tail(done.stderr),
+                stderr_line: stderr_line(done.stderr),
             });
         }
         Outcome::Signalled(signal) => return Err(Failure::Signal { signal: *signal }),
@@ -120,25 +149,42 @@ mod tests {
     }
 
     #[test]
-    fn a_non_zero_exit_quotes_the_last_500_characters_of_stderr() {
+    fn a_non_zero_exit_quotes_the_last_line_of_stderr_that_says_something() {
         let none = BTreeMap::new();
-        let stderr = format!("{}\nTraceback: boom\n\n", "x".repeat(1000));
+        let stderr = format!("{}\nValueError: boom  \n  ---\n\n", "x".repeat(1000));
         let outcome = Outcome::Exited(1);
         let mut done = finished(&outcome, &none);
         done.stderr = &stderr;
-        let Failure::ExitStatus { stderr_tail, .. } = classify(done).unwrap_err() else {
+        let Failure::ExitStatus { stderr_line, .. } = classify(done).unwrap_err() else {
             panic!("expected an exit status failure");
         };
-        assert_eq!(stderr_tail.chars().count(), 500);
-        assert!(stderr_tail.ends_with("x\nTraceback: boom"));
+        assert_eq!(stderr_line, "ValueError: boom");
         let sentence = Failure::ExitStatus {
             code: 1,
-            stderr_tail: "a\nb".into(),
+            stderr_line: "a\nb".into(),
         }
         .to_string();
         assert_eq!(
             sentence,
-            "the evaluate command exited with status 1; stderr ends with: a | b"
+            "the evaluate command exited with status 1; stderr ends with: a b"
+        );
+    }
+
+    #[test]
+    fn a_long_last_line_is_cut_and_checkout_paths_are_relative() {
+        let long = format!("E: {}", "y".repeat(1000));
+        let line = stderr_line(&long);
+        assert_eq!(line.chars().count(), STDERR_LINE_CHARS);
+        assert!(line.starts_with("E: yyy") && line.ends_with("y…"), "{line}");
+        assert_eq!(stderr_line(" \n--\n"), "");
+        let checkout = std::path::Path::new("/no/such/cache/tally/worktrees/c/bar-0-a1-x");
+        assert_eq!(
+            relative_to_checkout(
+                "File \"/no/such/cache/tally/worktrees/c/bar-0-a1-x/bench/run.py\", line 3 in \
+                 /no/such/cache/tally/worktrees/c/bar-0-a1-x",
+                checkout
+            ),
+            "File \"bench/run.py\", line 3 in ."
         );
     }
 

@@ -25,11 +25,12 @@ use crate::evidence::{self, EVIDENCE_VAR};
 use crate::git::Git;
 use crate::handover;
 use crate::metric::MetricScanner;
-use crate::outcome::{Failure, Finished, Outcome, STDERR_TAIL_CHARS, classify};
+use crate::outcome::{Failure, Finished, Outcome, classify, relative_to_checkout};
 use crate::worktree::{Checkout, UNITS_VAR, marker, prepare_worktree_root};
 
-/// Bytes of stderr kept for the failure sentence (enough for the last 500 characters).
-const STDERR_TAIL_BYTES: usize = 4 * STDERR_TAIL_CHARS + 4;
+/// Bytes of stderr kept in memory for the failure sentence (its last meaningful line); the whole
+/// stderr goes to the log file.
+const STDERR_TAIL_BYTES: usize = 16 * 1024;
 
 /// Makes this process a "child subreaper" (Linux `PR_SET_CHILD_SUBREAPER`): descendants of the
 /// evaluate command whose parent dies are re-parented to this process instead of init, so the
@@ -178,7 +179,8 @@ impl SampleRunner for WorktreeRunner {
                 return finish(result, "", None);
             }
         };
-        let stderr_tail = String::from_utf8_lossy(&run.stderr).into_owned();
+        let stderr_tail =
+            relative_to_checkout(&String::from_utf8_lossy(&run.stderr), checkout.worktree());
         let log_problem = run.log_problem.clone();
         result.logs = Some(logs);
         result.wall = run.wall;

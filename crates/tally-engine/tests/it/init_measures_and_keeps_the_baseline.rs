@@ -2,7 +2,7 @@
 //! unpaired samples, kept and made the head; a failing baseline is a `crash` that init measures
 //! again; init on a registered campaign reports what changed.
 
-use tally_engine::InitOutcome;
+use tally_engine::{InitOutcome, RunEnd};
 use tally_model::{CampaignState, EvaluationKind, EvaluationState, Side, Verdict};
 use tally_runner::{Outcome, ScriptedAttempt};
 
@@ -120,7 +120,7 @@ fn init_again_on_a_registered_campaign_reports_what_changed_and_measures_nothing
 }
 
 #[test]
-fn after_a_crashed_baseline_the_first_measured_candidate_is_kept_as_the_head() {
+fn after_a_crashed_baseline_the_loop_holds_and_keeps_nothing() {
     let lab = Lab::new(&config(3, ""));
     lab.respond(|ask| match ask.rev {
         0 => ScriptedAttempt::ends(Outcome::Exited(1), ""),
@@ -128,18 +128,63 @@ fn after_a_crashed_baseline_the_first_measured_candidate_is_kept_as_the_head() {
     });
     assert!(matches!(lab.init(), InitOutcome::BaselineFailed(_)));
     lab.add(&[1]);
-    lab.run();
-    // No head, no bar: measured unpaired, and kept by verdict step 3.
-    assert_eq!(lab.order(), ["C0.0", "C1.0", "C1.1", "C1.2"]);
-    assert_eq!(
-        lab.verdict(1),
-        (
-            Verdict::Keep,
-            "candidate#0 has no score under the current evaluator".into()
-        )
+    // No head, no bar: nothing is measured or judged; the hold says how to measure a baseline.
+    let RunEnd::Held(why) = lab.run() else {
+        panic!("a campaign without a scored bar holds")
+    };
+    assert!(
+        why.starts_with("the baseline candidate#0 (") && why.ends_with(
+            "has no successful measurement: the evaluate command exited with status 1 and wrote \
+             nothing on stderr; nothing is judged without a bar: fix the benchmark, commit, and \
+             run `tally init` to measure HEAD as the baseline"
+        ),
+        "{why}"
     );
-    assert_eq!(lab.head(), Some(id(1)));
-    assert_eq!(lab.candidate(1).judged_against, None);
+    assert_eq!(lab.order(), ["C0.0"]);
+    assert_eq!(lab.verdict(1).0, Verdict::Pending);
+    assert_eq!(lab.head(), None);
+    assert_eq!(lab.state(), (CampaignState::Held, Some(why.clone())));
+    // A re-measurement has nothing to be judged against: refused, naming the same way out.
+    let refused = lab.engine().remeasure(id(0), None).unwrap_err().to_string();
+    assert!(refused.contains("`tally init`"), "{refused}");
+}
+
+#[test]
+fn a_head_without_a_score_under_the_current_evaluator_holds_the_loop() {
+    let mut lab = Lab::new(&config(1, ""));
+    lab.respond(|_| score(100.0));
+    lab.init();
+    // A new evaluator under which the head fails: measured again once, then the loop holds
+    // instead of keeping the next candidate against nothing.
+    lab.reconfigure(&config(1, "").replace("./evaluate.sh", "./bench.sh"));
+    lab.respond(|ask| match ask.rev {
+        0 => ScriptedAttempt::ends(Outcome::Exited(1), ""),
+        _ => score(120.0),
+    });
+    lab.add(&[1]);
+    let RunEnd::Held(why) = lab.run() else {
+        panic!("a bar without a score holds")
+    };
+    assert!(
+        why.starts_with("the bar candidate#0 has no successful measurement of `score` under the current evaluator (its last failure: "),
+        "{why}"
+    );
+    assert!(
+        why.ends_with("`tally candidate remeasure 0` measures it again"),
+        "{why}"
+    );
+    assert_eq!(lab.verdict(1).0, Verdict::Pending);
+    // The command the reason names works: the head is measured again, then the candidate judged.
+    lab.respond(|ask| score(if ask.rev == 0 { 100.0 } else { 120.0 }));
+    lab.engine().remeasure(id(0), None).unwrap();
+    assert_eq!(lab.run(), RunEnd::Idle);
+    // Judged against the head's new score (one sample each: not significant).
+    let (verdict, reason) = lab.verdict(1);
+    assert_eq!(verdict, Verdict::Interesting);
+    assert!(
+        reason.starts_with("against candidate#0: score 120.0 vs 100.0"),
+        "{reason}"
+    );
 }
 
 #[test]

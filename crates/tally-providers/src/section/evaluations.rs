@@ -94,11 +94,14 @@ fn figure(label: &str, value: String, unit: &str) -> Figure {
 impl Section for Evaluations {
     fn render(&self, input: &SectionInput<'_>) -> Result<Option<Rendered>, ProviderError> {
         let all = evaluations(input.data);
+        // Pending candidates, and those with an evaluation queued or unfinished (an interrupted
+        // re-measurement): the next `tally run` measures each.
+        let queued = &input.data.campaign.queued;
         let waiting = input
             .data
             .candidates
             .iter()
-            .filter(|c| c.verdict == "pending")
+            .filter(|c| c.verdict == "pending" || queued.contains(&c.id))
             .count();
         if all.is_empty() && waiting == 0 {
             return Ok(None);

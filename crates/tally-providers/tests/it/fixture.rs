@@ -85,6 +85,7 @@ pub fn data() -> CampaignData {
         reason: Some("hold_at: gpu_usd 41.20 + 9.80 expected would reach 50".into()),
         head: Some(2),
         baseline: Some(1),
+        queued: Vec::new(),
         evaluator: EVALUATOR.into(),
         metrics: vec![primary, p95, metric("p50_ms", "lower", "watch")],
         first_evaluation_at: Some(1_700_000_000.0),

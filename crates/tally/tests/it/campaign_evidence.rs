@@ -54,7 +54,7 @@ fn every_measurement_records_the_gpu_busy_time_of_the_evidence_it_handed_over() 
     repo.write("broken.jsonl", &format!("{first_line}\n{{broken\n"));
     repo.start_campaign(CONFIG, "tok_s=1000\nevidence=overlap.jsonl\n");
     repo.propose(&[
-        "tok_s=1100\nevidence=generated.jsonl\n",
+        "tok_s=1100\nevidence=generated.jsonl\nunits=1\n",
         "tok_s=1200\nevidence=broken.jsonl\n",
         "tok_s=900\n",
     ]);
@@ -95,6 +95,34 @@ fn every_measurement_records_the_gpu_busy_time_of_the_evidence_it_handed_over() 
     let out = repo.tally(&["status"]);
     let shown = text(&out.stdout);
     assert!(shown.contains("GPU busy"), "{shown}");
+
+    // `candidate show` lists each sample's evidence and units.
+    let out = repo.tally(&["candidate", "show", "1"]);
+    let shown = text(&out.stdout);
+    let evidence = format!(
+        ".evidence.jsonl (GPU busy {:.3} s)\n",
+        generated_busy as f64 / 1e9
+    );
+    assert!(
+        shown.contains("      evidence: ") && shown.contains(&evidence),
+        "{shown}"
+    );
+    let units = regex::Regex::new(r"(?m)^      units of tok_s: a=(\S+), b=(\S+)$").unwrap();
+    let caps = units.captures(&shown).unwrap_or_else(|| panic!("{shown}"));
+    assert_eq!(caps[1], caps[2], "split evenly: {shown}");
+    let out = repo.tally(&["candidate", "show", "1", "--json"]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let own = json["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["side"] == "candidate")
+        .unwrap();
+    assert_eq!(
+        own["units"]["tok_s"].as_object().unwrap().len(),
+        2,
+        "{own:#}"
+    );
 }
 
 #[test]

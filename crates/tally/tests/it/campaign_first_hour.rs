@@ -3,7 +3,7 @@
 
 use regex::Regex;
 
-use crate::campaign_repo::{CampaignRepo, candidate, text, verdicts};
+use crate::campaign_repo::{CampaignRepo, candidate, section, text, verdicts};
 
 const NOISY: &str = r#"
 name = "noisy"
@@ -185,4 +185,188 @@ fn an_uncommitted_change_to_the_evaluation_is_refused_not_measured() {
     let out = repo.run_until_idle();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(verdicts(&repo.status_json()), ["keep", "keep"]);
+}
+
+#[test]
+fn a_failed_baseline_holds_the_campaign_until_init_measures_the_fixed_head() {
+    let repo = CampaignRepo::new();
+    repo.write("tally.toml", NOISY);
+    let broken = repo.commit_bench("broken baseline", "mode=crash\n");
+    let out = repo.tally(&["init"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "its baseline candidate#0 = {} failed: no successful measurement: ",
+            &broken[..12]
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    // A candidate queued meanwhile is not kept against nothing: the run holds (exit 3), naming
+    // the command that measures a baseline.
+    repo.propose(&["tok_s=1100\nnoise=0.01\nseed=2\n"]);
+    let out = repo.run_until_idle();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "is held: the baseline candidate#0 ({}) has no successful measurement: the evaluate \
+             command exited with status 3; stderr ends with: bench: the model failed to load; \
+             nothing is judged without a bar: fix the benchmark, commit, and run `tally init` to \
+             measure HEAD as the baseline",
+            &broken[..12]
+        )),
+        "{stderr}"
+    );
+    let status = repo.status_json();
+    assert_eq!(verdicts(&status), ["crash", "pending"]);
+    assert_eq!(status["campaign"]["state"], "held");
+    // `candidate remeasure 0` has no bar to measure against: refused, pointing at init.
+    let out = repo.tally(&["candidate", "remeasure", "0"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("`tally init`"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Fixed and committed: init measures the new HEAD, and says which candidate holds it.
+    let fixed = repo.commit_bench("fixed baseline", "tok_s=1000\nnoise=0.01\nseed=1\n");
+    let out = repo.tally(&["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with(&format!(
+            "registered campaign `noisy`: baseline candidate#2 = {} (HEAD; tok_s ",
+            &fixed[..12]
+        )),
+        "{stdout}"
+    );
+    let status = repo.status_json();
+    assert_eq!(candidate(&status, 2)["revision"], fixed.as_str());
+    assert_eq!(candidate(&status, 0)["revision"], broken.as_str());
+    assert_eq!(verdicts(&status), ["crash", "pending", "keep"]);
+    assert_eq!(status["head"]["candidate"], 2);
+    // The queued candidate is now judged against the measured baseline.
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let status = repo.status_json();
+    let reason = candidate(&status, 1)["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("against candidate#2: tok_s "),
+        "{reason}"
+    );
+    assert_eq!(verdicts(&status), ["crash", "keep", "keep"]);
+}
+
+/// The `waiting` figure of the `evaluations` section of `tally status --json`.
+fn waiting(repo: &CampaignRepo) -> String {
+    let status = repo.status_json();
+    let evaluations = section(&status, "evaluations").expect("an evaluations section");
+    let figures = evaluations["blocks"][0]["figures"].as_array().unwrap();
+    let figure = figures
+        .iter()
+        .find(|f| f["label"] == "waiting")
+        .unwrap_or_else(|| panic!("{evaluations:#}"));
+    figure["value"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn an_interrupted_re_measurement_is_counted_as_waiting() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    use std::process::Stdio;
+    let repo = CampaignRepo::new();
+    repo.start_campaign(NOISY, "tok_s=1000\nnoise=0.01\nseed=1\n");
+    // The candidate's first sample stalls — but not in its first evaluation (the signal file
+    // that marks the stall as done exists then).
+    std::fs::write(repo.signals().join("stalled"), "").unwrap();
+    repo.propose(&["tok_s=1100\nnoise=0.01\nseed=2\nstall_at=candidate-0\n"]);
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(waiting(&repo), "0");
+    std::fs::remove_file(repo.signals().join("stalled")).unwrap();
+
+    let out = repo.tally(&["candidate", "remeasure", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(waiting(&repo), "1", "a queued re-measurement waits");
+    let run = repo
+        .command(&["run", "--until-idle"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    repo.wait_for_signal("stalled");
+    kill(Pid::from_raw(run.id() as i32), Signal::SIGINT).unwrap();
+    let out = run.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    // Interrupted during its samples: queued again, and status counts it.
+    assert_eq!(waiting(&repo), "1");
+    let status = repo.tally(&["status"]);
+    let line = Regex::new(r"(?m)^ *waiting: +1 *$").unwrap();
+    assert!(
+        line.is_match(&text(&status.stdout)),
+        "{}",
+        text(&status.stdout)
+    );
+    // The next run resumes it; then nothing waits.
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(waiting(&repo), "0");
+}
+
+#[test]
+fn a_crash_reason_is_one_line_and_candidate_show_has_the_whole_story() {
+    let repo = CampaignRepo::new();
+    repo.start_campaign(NOISY, "tok_s=1000\nnoise=0.01\nseed=1\n");
+    repo.propose(&["mode=traceback\n"]);
+    let out = repo.run_until_idle();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let why = "the evaluate command exited with status 1; stderr ends with: RuntimeError: CUDA out \
+               of memory in model/loader.py";
+    // The reason: the last line that says something, paths relative to the checkout.
+    let status = repo.status_json();
+    assert_eq!(
+        candidate(&status, 1)["reason"],
+        format!("no successful measurement: {why}").as_str()
+    );
+    // `tally run` prints the failure once, with its sample.
+    assert_eq!(stderr.matches("RuntimeError").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("candidate sample 0 failed after ") && stderr.contains(why),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("candidate#1: crash — no successful measurement (the failed sample above)"),
+        "{stderr}"
+    );
+    let cache = repo.worktree_cache().display().to_string();
+    let table = text(&repo.tally(&["status"]).stdout);
+    assert!(
+        table.contains("out of memory in model/loader.py") && !table.contains(&cache),
+        "{table}"
+    );
+
+    // `candidate show`: every sample, its log files, and the end of a failed one's stderr.
+    let out = repo.tally(&["candidate", "show", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let show = text(&out.stdout);
+    assert!(show.contains("  measurements: 1\n"), "{show}");
+    assert!(
+        show.contains("      logs: stdout .tally/logs/") && show.contains(".stderr.log\n"),
+        "{show}"
+    );
+    assert!(show.contains("      stderr ends:\n"), "{show}");
+    assert!(show.contains("        | ----\n"), "{show}");
+    assert!(show.contains("model/layer_39.py"), "{show}");
+    assert!(!show.contains("layer_0.py"), "at most 20 lines: {show}");
+    // The whole stderr is kept, in the log file the store names.
+    let out = repo.tally(&["candidate", "show", "1", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let log = json["measurements"][0]["stderr_log"].as_str().unwrap();
+    let whole = std::fs::read_to_string(repo.root().join(log)).unwrap();
+    assert_eq!(whole.lines().count(), 42, "{whole}");
+    assert!(whole.contains("layer_0.py"));
+    assert_eq!(json["measurements"][0]["units"], serde_json::json!({}));
 }

@@ -177,13 +177,14 @@ fn the_latency_table_lists_the_latest_measured_candidates_first() {
 fn the_latency_table_is_left_out_when_nothing_was_measured() {
     let repo = CampaignRepo::new();
     repo.write("tally.toml", INFERENCE);
-    repo.commit_bench("baseline", "mode=crash\n");
+    let baseline = repo.commit_bench("baseline", "mode=crash\n");
     let out = repo.tally(&["init"]);
     assert_eq!(out.status.code(), Some(1), "a failed baseline is a failure");
     assert!(
-        text(&out.stderr).contains(
-            "\nerror: campaign `inference` is registered but its baseline failed: no successful measurement: the evaluate command exited with status 3; stderr ends with: bench: the model failed to load"
-        ),
+        text(&out.stderr).contains(&format!(
+            "\nerror: campaign `inference` is registered but its baseline candidate#0 = {} failed: no successful measurement: the evaluate command exited with status 3; stderr ends with: bench: the model failed to load",
+            &baseline[..12]
+        )),
         "{}",
         text(&out.stderr)
     );

@@ -11,9 +11,10 @@
 //! itself (so every verdict is deterministic), `p50_ms`/`p95_ms` exactly as written, after
 //! `sleep` seconds, handing over the evidence artifact `evidence=<path in the revision>` when
 //! set, or the import of the profiler trace `kineto=<path>` (`$TALLY_BIN trace import kineto`).
-//! `mode=hang|crash|bad_units` misbehave on purpose; `stall_at=<side>-<sample>` makes that
+//! `mode=hang|crash|traceback|bad_units` misbehave on purpose; `stall_at=<side>-<sample>` makes that
 //! sample wait for `$E2E_DIR/release` (once, after creating `$E2E_DIR/stalled`);
 //! `term_at=<side>-<sample>` makes it die of SIGTERM (once, creating `$E2E_DIR/termed`);
+//! `units=1` writes `tok_s` split evenly over two units, `a` and `b`, to `TALLY_UNITS_FILE`;
 //! `slow=<side>-<sample>,...` makes those samples 25% slower (`tok_s` / 1.25), as a throttled
 //! GPU would.
 //!
@@ -45,6 +46,16 @@ hang)
 crash)
     echo "bench: the model failed to load" >&2
     exit 3 ;;
+traceback)
+    # A long stderr naming files of the checkout, ending with a line that says nothing.
+    i=0
+    while [ $i -lt 40 ]; do
+        echo "  File \"$PWD/model/layer_$i.py\", line $i, in forward" >&2
+        i=$((i + 1))
+    done
+    echo "RuntimeError: CUDA out of memory in $PWD/model/loader.py" >&2
+    echo "----" >&2
+    exit 1 ;;
 bad_units)
     printf '{"tok_s": {"a": 1, "b": 2}}' > "$TALLY_UNITS_FILE"
     echo "METRIC tok_s=6"
@@ -68,7 +79,7 @@ if [ "$TALLY_SIDE-$TALLY_SAMPLE" = "$(conf stall_at)" ] && [ ! -e "$E2E_DIR/stal
 fi
 exec awk -v side="$TALLY_SIDE" -v sample="$TALLY_SAMPLE" -v seed="$(conf seed)" \
     -v tok="$(conf tok_s)" -v noise="$(conf noise)" -v p50="$(conf p50_ms)" -v p95="$(conf p95_ms)" \
-    -v slow="$(conf slow)" '
+    -v slow="$(conf slow)" -v units="$(conf units)" '
 BEGIN {
     x = (seed + 1) * 7919 + sample * 104729 + (side == "bar") * 1299709 + int(tok * 1000) % 1000003
     x = x % 2147483647
@@ -78,6 +89,7 @@ BEGIN {
     t = tok * (1 + (2 * u - 1) * noise)
     if (index("," slow ",", "," side "-" sample ",") > 0) t = t / 1.25
     printf "METRIC tok_s=%.6f\n", t
+    if (units != "") printf "{\"tok_s\": {\"a\": %.6f, \"b\": %.6f}}", t / 2, t / 2 > ENVIRON["TALLY_UNITS_FILE"]
     if (p50 != "") printf "METRIC p50_ms=%s\n", p50
     if (p95 != "") printf "METRIC p95_ms=%s\n", p95
 }'

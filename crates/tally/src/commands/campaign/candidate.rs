@@ -1,8 +1,11 @@
 //! `tally candidate add|show|remeasure|verdict`.
 
+use std::collections::BTreeMap;
+use std::path::Path;
+
 use anyhow::bail;
 use tally_model::Verdict;
-use tally_report::candidate::CandidateShow;
+use tally_report::candidate::{CandidateShow, SampleRecord};
 
 use super::context::{Session, caller, candidate_id};
 use crate::cli::{
@@ -110,10 +113,12 @@ fn show(args: &CandidateShowArgs, options: &CampaignOptions) -> anyhow::Result<S
         .iter()
         .filter(|m| m.candidate == u64::from(id.0))
         .collect();
+    let records = sample_records(&session, id)?;
     let show = CandidateShow {
         candidate: &candidate,
         metrics: view.map(|v| &v.metrics),
         measurements: &measurements,
+        records: &records,
     };
     if args.json {
         printer::out(&tally_report::candidate::json(&show))?;
@@ -122,6 +127,65 @@ fn show(args: &CandidateShowArgs, options: &CampaignOptions) -> anyhow::Result<S
     }
     Ok(Status::Success)
 }
+
+/// What the store keeps beside each of the candidate's measurements: units, log files (relative
+/// to the repository when inside it) and the end of a failed sample's stderr log.
+fn sample_records(
+    session: &Session,
+    id: tally_model::CandidateId,
+) -> anyhow::Result<BTreeMap<u64, SampleRecord>> {
+    use tally_store::Store;
+    let campaign = session.engine().campaign()?;
+    let mut units = session.store.units_of_candidate(campaign.id, id)?;
+    let root = session.workspace.root();
+    let shown = |path: &Path| {
+        path.strip_prefix(root)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    };
+    let mut records = BTreeMap::new();
+    for m in session.store.measurements_of_candidate(campaign.id, id)? {
+        let stderr_end = match (&m.error, &m.stderr_log) {
+            (Some(_), Some(log)) => Some(log_end(log)),
+            _ => None,
+        };
+        records.insert(
+            m.id.0,
+            SampleRecord {
+                units: units.remove(&m.id).unwrap_or_default(),
+                stdout_log: m.stdout_log.as_deref().map(shown),
+                stderr_log: m.stderr_log.as_deref().map(shown),
+                stderr_end,
+            },
+        );
+    }
+    Ok(records)
+}
+
+/// The last [`STDERR_LINES_SHOWN`] lines of a log file, from at most its last 8 KiB; a file
+/// that cannot be read says why.
+fn log_end(path: &Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let read = || -> std::io::Result<String> {
+        let mut file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        file.seek(SeekFrom::Start(len.saturating_sub(8 * 1024)))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    };
+    match read() {
+        Ok(text) => {
+            let lines: Vec<&str> = text.trim_end().lines().collect();
+            lines[lines.len().saturating_sub(STDERR_LINES_SHOWN)..].join("\n")
+        }
+        Err(e) => format!("(cannot read {}: {e})", path.display()),
+    }
+}
+
+/// How many lines of a failed sample's stderr `candidate show` prints.
+const STDERR_LINES_SHOWN: usize = 20;
 
 fn remeasure(args: &CandidateRemeasureArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
     let session = Session::open(options)?;

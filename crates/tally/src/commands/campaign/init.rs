@@ -93,12 +93,22 @@ pub fn run(args: &InitArgs, options: &CampaignOptions) -> anyhow::Result<Status>
     let engine = engine(&workspace, &store, &runner, &loaded, &progress);
     let cancel = interrupt_token();
     let name = &loaded.settings.name;
-    match engine.init(&head, &cancel)? {
+    let outcome = engine.init(&head, &cancel)?;
+    // What was measured, as the store holds it (after a failed baseline, HEAD may be a new
+    // candidate).
+    let measured = match engine.baseline()? {
+        Some(b) => format!(
+            "candidate#{} = {}",
+            b.id.0,
+            &b.revision[..12.min(b.revision.len())]
+        ),
+        None => format!("HEAD {}", &head.as_str()[..12]),
+    };
+    match outcome {
         InitOutcome::Registered { primary } => {
             let primary_name = &loaded.settings.primary().name;
             printer::out_line(&format!(
-                "registered campaign `{name}`: baseline candidate#0 = {} ({primary_name} {})",
-                &head.as_str()[..12],
+                "registered campaign `{name}`: baseline {measured} (HEAD; {primary_name} {})",
                 primary.map_or("—".into(), tally_stats::format_sig4)
             ))?;
             printer::out_line(
@@ -109,7 +119,8 @@ pub fn run(args: &InitArgs, options: &CampaignOptions) -> anyhow::Result<Status>
         }
         InitOutcome::BaselineFailed(reason) => {
             bail!(
-                "campaign `{name}` is registered but its baseline failed: {reason}; fix the benchmark, commit, and run `tally init` again"
+                "campaign `{name}` is registered but its baseline {measured} failed: {reason}; fix the \
+                 benchmark, commit, and run `tally init` again (it measures the new HEAD)"
             )
         }
         InitOutcome::AlreadyRegistered { changes } => {

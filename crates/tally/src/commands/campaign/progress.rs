@@ -18,6 +18,9 @@ pub struct Progress {
     on_terminal: bool,
     /// A sample has started and not finished (what Ctrl-C interrupted, if anything).
     in_flight: AtomicBool,
+    /// The failures of the samples printed since the last verdict line: a crash's reason quotes
+    /// one, and it is printed once.
+    failures: Mutex<Vec<String>>,
 }
 
 impl Progress {
@@ -27,6 +30,7 @@ impl Progress {
             bar: Mutex::new(None),
             on_terminal: std::io::stderr().is_terminal(),
             in_flight: AtomicBool::new(false),
+            failures: Mutex::new(Vec::new()),
         }
     }
 
@@ -76,6 +80,10 @@ impl Observer for Progress {
             bar.finish_and_clear();
         }
         if let Some(error) = error {
+            self.failures
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(error.to_owned());
             self.line(&format!(
                 "{} {} sample {} failed after {seconds:.1}s: {error}",
                 start.candidate, start.side, start.sample
@@ -88,6 +96,15 @@ impl Observer for Progress {
         if verdict == Verdict::Pending {
             return;
         }
+        let printed = std::mem::take(&mut *self.failures.lock().unwrap_or_else(|e| e.into_inner()));
+        // A failure already printed with its sample is not printed again.
+        let reason = printed
+            .iter()
+            .find_map(|f| reason.strip_suffix(f.as_str())?.strip_suffix(": "))
+            .map_or_else(
+                || reason.to_owned(),
+                |head| format!("{head} (the failed sample above)"),
+            );
         self.line(&format!("{candidate}: {verdict} — {reason}"));
     }
 
