@@ -299,3 +299,110 @@ fn one_word_for_gpu_work_no_iteration_owns() {
         );
     }
 }
+
+/// Per kernel name, (launches, summed ns) of a Kineto trace's GPU work, straight from the raw
+/// file: every complete event of category `kernel`, `gpu_memcpy` or `gpu_memset`.
+fn brute_force_kernels(file: &str) -> Vec<(String, u64, u64)> {
+    let raw = std::fs::File::open(testdata_dir().join("traces/real").join(file)).unwrap();
+    let doc: Value = serde_json::from_reader(flate2::read::GzDecoder::new(raw)).unwrap();
+    let mut by_name: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    for event in doc["traceEvents"].as_array().unwrap() {
+        let gpu =
+            ["kernel", "gpu_memcpy", "gpu_memset"].contains(&event["cat"].as_str().unwrap_or(""));
+        if event["ph"] == "X" && gpu {
+            let entry = by_name
+                .entry(event["name"].as_str().unwrap().to_string())
+                .or_default();
+            entry.0 += 1;
+            // This trace's durations are whole microseconds.
+            entry.1 += (event["dur"].as_f64().unwrap() * 1000.0).round() as u64;
+        }
+    }
+    let mut rows: Vec<(String, u64, u64)> = by_name
+        .into_iter()
+        .map(|(name, (n, ns))| (name, n, ns))
+        .collect();
+    rows.sort_by(|a, b| b.2.cmp(&a.2).then(b.1.cmp(&a.1)).then(a.0.cmp(&b.0)));
+    rows
+}
+
+#[test]
+fn the_report_of_a_real_trace_names_its_top_kernels_and_shortens_step_names() {
+    use tally_report::evidence::units::{duration, percent};
+    let dir = tempfile::tempdir().unwrap();
+    let file = "hta_multistream_rank0.json.gz";
+    let artifact = import(dir.path(), file, "kineto", &[]);
+    let expected = brute_force_kernels(file);
+    let device_summed = account(&artifact)["device_totals"][0]["summed_activity_ns"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(device_summed, expected.iter().map(|r| r.2).sum::<u64>());
+
+    let out = tally(&["trace", "account", "--top", "3", artifact.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    let heading = lines
+        .iter()
+        .position(|l| l.ends_with(&format!("3 of {} names, 449.763 ms summed", expected.len())))
+        .unwrap_or_else(|| panic!("the kernel heading in {text}"));
+    for (line, (name, launches, summed)) in lines[heading + 2..].iter().zip(&expected[..3]) {
+        let cells: Vec<&str> = line
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        // The name is shortened: no return type, no parameters, at most 64 characters.
+        let shown = cells[0].trim_end_matches('…');
+        assert!(
+            name.contains(shown) && !shown.contains('('),
+            "{line} for {name}"
+        );
+        assert!(cells[0].chars().count() <= 64, "{line}");
+        assert_eq!(
+            cells[1..],
+            [
+                launches.to_string(),
+                duration(*summed),
+                duration(summed / launches),
+                percent(*summed, device_summed)
+            ],
+            "{line}"
+        );
+    }
+    let rest = &expected[3..];
+    let more = format!(
+        "  ... and {} more names: {} launches, {} ({})",
+        rest.len(),
+        rest.iter().map(|r| r.1).sum::<u64>(),
+        duration(rest.iter().map(|r| r.2).sum()),
+        percent(rest.iter().map(|r| r.2).sum(), device_summed)
+    );
+    assert_eq!(lines[heading + 5], more, "{text}");
+
+    // Step names without the trace key every step shares; whole in the JSON.
+    assert!(
+        text.contains("references after tally.trace.kineto/kineto:hta_multistream_rank0"),
+        "{text}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with(" ProfilerStep#553 ")),
+        "{text}"
+    );
+    assert!(
+        stdout(&tally(&[
+            "trace",
+            "account",
+            "--json",
+            artifact.to_str().unwrap()
+        ]))
+        .contains("/ProfilerStep#553\"")
+    );
+    // The 872 GPU events no launch call names are listed by kernel name, not by reference.
+    let unattributed = text.split("Unattributed activities: 872 ").nth(1).unwrap();
+    assert!(
+        unattributed.contains("\n  140× Memcpy DtoD (Device -> Device), "),
+        "{unattributed}"
+    );
+    assert!(!unattributed.contains(":4fa066a5b787/"), "{unattributed}");
+}
