@@ -34,8 +34,10 @@ use crate::resolve::{CorrelationGraph, ResolvedEvent};
 use crate::text_order;
 
 mod device_times;
+mod kernels;
 
 pub use device_times::DeviceTimes;
+pub use kernels::{KernelTime, activity_name, kernel_times, measured_summed_ns};
 
 /// The group key of GPU time: `(device_uuid, clock_domain, clock_kind)` of the activity's
 /// context (the host is not part of it). Ordered by those three strings, as the JSON lists are.

@@ -28,7 +28,8 @@ pub mod shares;
 mod text_order;
 
 pub use account::{
-    BusySpan, DeviceClock, DeviceTimes, GpuTime, IterationTiming, RunAccounting, account_gpu_time,
+    BusySpan, DeviceClock, DeviceTimes, GpuTime, IterationTiming, KernelTime, RunAccounting,
+    account_gpu_time, activity_name, kernel_times, measured_summed_ns,
 };
 pub use align::{AlignedTimestamp, align_timestamp, alignment_offset_bounds, covering_alignments};
 pub use error::{Error, Origin, Result};

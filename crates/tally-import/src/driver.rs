@@ -49,6 +49,15 @@ pub fn import_nsys(
     run_import(TraceFormat::Nsys, paths, options, sink, progress)
 }
 
+/// Refuses, before reading any, inputs that are not regular files ([`Error::NotAFile`]): a
+/// device or pipe may never end and cannot be read twice. The importers call it first; a
+/// caller may call it earlier to tell this usage error apart.
+pub fn check_inputs(paths: &[PathBuf]) -> Result<()> {
+    paths
+        .iter()
+        .try_for_each(|path| source::check_regular(path))
+}
+
 /// Imports into a vector (small inputs and tests).
 pub fn import_to_vec(
     format: TraceFormat,
@@ -82,6 +91,7 @@ fn run_import(
     if options.run_id.as_deref() == Some("") {
         return Err(Error::usage("--run-id must not be empty"));
     }
+    check_inputs(paths)?;
     let mut all = Xxh3::new();
     let mut keys = Vec::with_capacity(paths.len());
     for path in paths {

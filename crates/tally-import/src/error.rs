@@ -38,6 +38,21 @@ pub enum Error {
         /// What is missing or wrong, and the fix.
         message: String,
     },
+    /// The input is not a regular file (a device, FIFO, socket or directory): an import reads
+    /// each trace twice (once for its content hash, once to import it) and refuses such input
+    /// before reading a byte, so that an endless one (`/dev/zero`, a pipe) cannot hang it.
+    #[error(
+        "{}: is {what}, not a trace file; tally trace import reads regular files only (a Kineto \
+         JSON trace or an Nsight Systems SQLite export, plain or gzip): save the trace to a file \
+         first and name that file",
+        .path.display()
+    )]
+    NotAFile {
+        /// The input.
+        path: PathBuf,
+        /// What it is instead, with its article (`a character device`).
+        what: &'static str,
+    },
     /// One trace event (or table row) has a value tally cannot use.
     #[error("{}: {location}: {message}", .path.display())]
     Malformed {

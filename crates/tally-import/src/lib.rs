@@ -28,7 +28,7 @@ mod source;
 pub mod summary;
 pub mod trace;
 
-pub use driver::{ARTIFACT_KIND, import_kineto, import_nsys, import_to_vec};
+pub use driver::{ARTIFACT_KIND, check_inputs, import_kineto, import_nsys, import_to_vec};
 pub use error::{Error, Result};
 pub use link::{LinkOutcome, link_trace_activities};
 pub use options::{Detail, DeviceUuidOption, ImportOptions, Phase, Progress};

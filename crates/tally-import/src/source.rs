@@ -65,6 +65,36 @@ pub struct Opened {
     pub gzip: bool,
 }
 
+/// Refuses an input that is not a regular file, before anything reads it
+/// (`docs/importers.md#inputs`): a character or block device, a FIFO, a socket or a directory
+/// (symbolic links are followed) gives [`Error::NotAFile`]. A device or pipe may never end
+/// (`/dev/zero`) and cannot be read twice, as an import reads each input (hash, then import).
+pub fn check_regular(path: &Path) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .file_type();
+    let what = if kind.is_file() {
+        return Ok(());
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_fifo() {
+        "a FIFO (a pipe)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(Error::NotAFile {
+        path: path.to_path_buf(),
+        what,
+    })
+}
+
 /// Whether the file starts with the gzip magic bytes.
 pub fn is_gzip(path: &Path) -> Result<bool> {
     let mut magic = [0u8; 2];

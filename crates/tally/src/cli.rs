@@ -273,7 +273,8 @@ pub struct AccountArgs {
     /// Print one JSON object (the contract in docs/cli.md) instead of the report.
     #[arg(long)]
     pub json: bool,
-    /// How many iterations the report lists (busiest first).
+    /// How many iterations (busiest first), and kernels per device clock (most summed time
+    /// first), the report lists.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
 }

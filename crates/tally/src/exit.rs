@@ -4,7 +4,7 @@
 //! |---|---|
 //! | 0 | success (including `--help`, `--version`, a campaign that is idle or stopped) |
 //! | 1 | failure, bad input or a refusal: unreadable or invalid files, config or store problems, values the command refuses |
-//! | 2 | usage: unknown flag, missing argument, malformed command line |
+//! | 2 | usage: unknown flag, missing argument, malformed command line; `tally trace import` given a device, FIFO, socket or directory as a trace |
 //! | 3 | held: a campaign command returned because the campaign is held; `tally bench openai`: the endpoint failed its preflight request |
 //! | 4 | `tally bench openai`: the run is not trustworthy (client saturated, or too many errors); its metrics were printed |
 //! | 130 | interrupted by Ctrl-C (SIGINT) |

@@ -1,6 +1,8 @@
 //! The human report of `tally trace account`: what a performance engineer reads at a glance —
-//! GPU time per device clock (busy vs summed vs the span they cover), the busiest iterations, and
-//! what could not be attributed or measured, with the reason.
+//! GPU time per device clock (busy vs summed vs the span they cover), the kernels that took it
+//! ([`super::account_kernels`]), the busiest iterations, and what could not be attributed or
+//! measured, with the reason. Long kernel names and iteration references are shortened
+//! ([`super::names`]); `--json` keeps them whole.
 //!
 //! Device clocks, unresolved references and activity lists print in the order given. Two orders
 //! are made here, both total so the text is deterministic: the busiest iterations (GPU busy time
@@ -12,15 +14,25 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use comfy_table::{CellAlignment, Table, presets};
-use tally_evidence::{ClockKind, CorrelationGraph, EntityRef, RunAccounting};
+use tally_evidence::{
+    ClockKind, CorrelationGraph, DeviceClock, EntityRef, KernelTime, RunAccounting,
+};
 
+use super::account_kernels::{render_top_kernels, render_unattributed};
+use super::names::IterationLabels;
 use super::units::{duration, percent, ratio};
 
 /// How many names each "could not ..." list shows before summarising.
 const NAMED: usize = 5;
 
-/// Renders the report. `top` is how many iterations to list.
-pub fn render(graph: &CorrelationGraph, accounting: &RunAccounting, top: usize) -> String {
+/// Renders the report. `kernels` is [`tally_evidence::kernel_times`] of the graph; `top` is how
+/// many iterations, and kernels per device clock, to list.
+pub fn render(
+    graph: &CorrelationGraph,
+    accounting: &RunAccounting,
+    kernels: &BTreeMap<DeviceClock, Vec<KernelTime>>,
+    top: usize,
+) -> String {
     let mut out = String::new();
     let c = graph.counts();
     let _ = writeln!(
@@ -80,6 +92,9 @@ pub fn render(graph: &CorrelationGraph, accounting: &RunAccounting, top: usize) 
     }
 
     out.push('\n');
+    render_top_kernels(&mut out, accounting, kernels, top);
+
+    out.push('\n');
     render_iterations(&mut out, accounting, top);
 
     out.push('\n');
@@ -123,9 +138,14 @@ fn render_iterations(out: &mut String, accounting: &RunAccounting, top: usize) {
     });
     let shown = rows.len().min(top);
     let with_gpu = rows.iter().filter(|r| r.devices > 0).count();
+    let labels = IterationLabels::new(accounting.iterations.keys());
+    let after = match labels.prefix() {
+        "" => String::new(),
+        prefix => format!("; references after {prefix}"),
+    };
     let _ = writeln!(
         out,
-        "Busiest iterations ({shown} of {total}; {with_gpu} with measured GPU work)"
+        "Busiest iterations ({shown} of {total}; {with_gpu} with measured GPU work{after})"
     );
     if shown == 0 {
         return;
@@ -141,7 +161,7 @@ fn render_iterations(out: &mut String, accounting: &RunAccounting, top: usize) {
     ]);
     for row in rows.into_iter().take(shown) {
         table.add_row(vec![
-            row.iteration.to_string(),
+            labels.label(row.iteration),
             row.elapsed
                 .map_or("—".into(), |e| duration(e.max(0) as u64)),
             duration(row.busy),
@@ -180,10 +200,7 @@ fn render_problems(out: &mut String, graph: &CorrelationGraph, accounting: &RunA
         "Unattributed activities: {} (not linked to an iteration; GPU ones still count in device totals)",
         unattributed.len()
     );
-    for r in unattributed.iter().take(NAMED) {
-        let _ = writeln!(out, "  {r}");
-    }
-    more(out, unattributed.len());
+    render_unattributed(out, graph, accounting, NAMED);
 
     let unmeasured = &accounting.unmeasured_gpu_activity_refs;
     let _ = writeln!(

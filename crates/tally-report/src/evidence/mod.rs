@@ -3,8 +3,10 @@
 //! caller gives); nothing here reads files or writes to the terminal.
 
 pub mod account_json;
+pub mod account_kernels;
 pub mod account_text;
 pub mod align;
 pub mod json;
+pub mod names;
 pub mod shares;
 pub mod units;

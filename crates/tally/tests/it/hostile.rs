@@ -205,6 +205,74 @@ fn hostile_a_file_of_size_zero_is_read_and_a_closed_stdin_is_refused() {
     assert_eq!(report["counts"]["requests"], 0, "{report}");
 }
 
+#[test]
+fn hostile_an_import_of_a_device_or_pipe_is_a_usage_error_before_any_read() {
+    // `/dev/zero` never ends: before, the content hash read it forever. Both importers, and the
+    // artifact is not written.
+    let dir = tempfile::tempdir().unwrap();
+    let artifact = dir.path().join("out.jsonl");
+    let fix = "not a trace file; tally trace import reads regular files only (a Kineto JSON \
+               trace or an Nsight Systems SQLite export, plain or gzip): save the trace to a \
+               file first and name that file";
+    for format in ["kineto", "nsys"] {
+        let out = watched(&[
+            "trace",
+            "import",
+            format,
+            "/dev/zero",
+            "-o",
+            artifact.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.ended_with(2).trim_end(),
+            format!("error: /dev/zero: is a character device, {fix}")
+        );
+        assert!(!artifact.exists(), "{format}: an artifact was written");
+    }
+
+    // A FIFO that no one writes to: opening it would block for ever, so it is never opened. A
+    // real trace before it is not enough: every input is checked before any is read.
+    let fifo = dir.path().join("trace.json");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let real = crate::support::testdata_dir().join("traces/real/hta_amd_mi250_rocm.json.gz");
+    let out = watched(&[
+        "trace",
+        "import",
+        "kineto",
+        real.to_str().unwrap(),
+        fifo.to_str().unwrap(),
+        "-o",
+        artifact.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.ended_with(2).trim_end(),
+        format!("error: {}: is a FIFO (a pipe), {fix}", fifo.display())
+    );
+    // A directory, and a symbolic link to a device (followed), say what they are.
+    let link = dir.path().join("zero.json");
+    std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+    for (input, what) in [
+        (dir.path().to_path_buf(), "a directory"),
+        (link, "a character device"),
+    ] {
+        let out = watched(&[
+            "trace",
+            "import",
+            "kineto",
+            input.to_str().unwrap(),
+            "-o",
+            artifact.to_str().unwrap(),
+        ]);
+        assert!(
+            out.ended_with(2)
+                .contains(&format!("is {what}, not a trace file")),
+            "{out:#?}"
+        );
+    }
+    assert!(!artifact.exists());
+}
+
 /// A benchmark that leaves at `TALLY_EVIDENCE_FILE` or `TALLY_UNITS_FILE` what its revision's
 /// `bench.conf` says (`hand_over=...`), then prints its metric and exits 0.
 const HAND_OVER_BENCH: &str = r#"#!/bin/sh

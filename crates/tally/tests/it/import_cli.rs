@@ -299,3 +299,144 @@ fn one_word_for_gpu_work_no_iteration_owns() {
         );
     }
 }
+
+/// (name, launches, summed ns) per kernel name, largest summed first, then more launches, then
+/// by name.
+type KernelRows = Vec<(String, u64, u64)>;
+
+/// A Kineto trace's GPU work per kernel name straight from the raw file — every complete event of
+/// category `kernel`, `gpu_memcpy` or `gpu_memset` — all of it, and only the events whose
+/// correlation id no runtime or driver call has (what the importer cannot attribute).
+fn brute_force_kernels(file: &str) -> (KernelRows, KernelRows) {
+    let raw = std::fs::File::open(testdata_dir().join("traces/real").join(file)).unwrap();
+    let doc: Value = serde_json::from_reader(flate2::read::GzDecoder::new(raw)).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let category = |e: &Value| e["cat"].as_str().unwrap_or("").to_string();
+    let launched: std::collections::HashSet<u64> = events
+        .iter()
+        .filter(|e| ["cuda_runtime", "cuda_driver"].contains(&category(e).as_str()))
+        .filter_map(|e| e["args"]["correlation"].as_u64())
+        .collect();
+    type ByName = std::collections::BTreeMap<String, (u64, u64)>;
+    let (mut all, mut unattributed) = (ByName::new(), ByName::new());
+    for event in events {
+        let gpu = ["kernel", "gpu_memcpy", "gpu_memset"].contains(&category(event).as_str());
+        if event["ph"] != "X" || !gpu {
+            continue;
+        }
+        let name = event["name"].as_str().unwrap().to_string();
+        // This trace's durations are whole microseconds.
+        let ns = (event["dur"].as_f64().unwrap() * 1000.0).round() as u64;
+        let correlation = event["args"]["correlation"].as_u64().unwrap_or(0);
+        let mut maps = vec![&mut all];
+        if !launched.contains(&correlation) {
+            maps.push(&mut unattributed);
+        }
+        for map in maps {
+            let entry = map.entry(name.clone()).or_default();
+            entry.0 += 1;
+            entry.1 += ns;
+        }
+    }
+    let rows = |map: ByName| {
+        let mut rows: KernelRows = map.into_iter().map(|(k, (n, ns))| (k, n, ns)).collect();
+        rows.sort_by(|a, b| b.2.cmp(&a.2).then(b.1.cmp(&a.1)).then(a.0.cmp(&b.0)));
+        rows
+    };
+    (rows(all), rows(unattributed))
+}
+
+#[test]
+fn the_report_of_a_real_trace_names_its_top_kernels_and_shortens_step_names() {
+    use tally_report::evidence::units::{duration, percent};
+    let dir = tempfile::tempdir().unwrap();
+    let file = "hta_multistream_rank0.json.gz";
+    let artifact = import(dir.path(), file, "kineto", &[]);
+    let (expected, unattributed_expected) = brute_force_kernels(file);
+    let device_summed = account(&artifact)["device_totals"][0]["summed_activity_ns"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(device_summed, expected.iter().map(|r| r.2).sum::<u64>());
+
+    let out = tally(&["trace", "account", "--top", "3", artifact.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    let heading = lines
+        .iter()
+        .position(|l| l.ends_with(&format!("3 of {} names, 449.763 ms summed", expected.len())))
+        .unwrap_or_else(|| panic!("the kernel heading in {text}"));
+    for (line, (name, launches, summed)) in lines[heading + 2..].iter().zip(&expected[..3]) {
+        let cells: Vec<&str> = line
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        // The name is shortened: no return type, no parameters, at most 64 characters.
+        let shown = cells[0].trim_end_matches('…');
+        assert!(
+            name.contains(shown) && !shown.contains('('),
+            "{line} for {name}"
+        );
+        assert!(cells[0].chars().count() <= 64, "{line}");
+        assert_eq!(
+            cells[1..],
+            [
+                launches.to_string(),
+                duration(*summed),
+                duration(summed / launches),
+                percent(*summed, device_summed)
+            ],
+            "{line}"
+        );
+    }
+    let rest = &expected[3..];
+    let more = format!(
+        "  ... and {} more names: {} launches, {} ({})",
+        rest.len(),
+        rest.iter().map(|r| r.1).sum::<u64>(),
+        duration(rest.iter().map(|r| r.2).sum()),
+        percent(rest.iter().map(|r| r.2).sum(), device_summed)
+    );
+    assert_eq!(lines[heading + 5], more, "{text}");
+
+    // Step names without the trace key every step shares; whole in the JSON.
+    assert!(
+        text.contains("references after tally.trace.kineto/kineto:hta_multistream_rank0"),
+        "{text}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with(" ProfilerStep#553 ")),
+        "{text}"
+    );
+    assert!(
+        stdout(&tally(&[
+            "trace",
+            "account",
+            "--json",
+            artifact.to_str().unwrap()
+        ]))
+        .contains("/ProfilerStep#553\"")
+    );
+    // The 872 GPU events no launch call names are listed by kernel name, most time first, not
+    // by reference.
+    let count: u64 = unattributed_expected.iter().map(|r| r.1).sum();
+    assert_eq!(count, 872);
+    let unattributed = text.split("Unattributed activities: 872 ").nth(1).unwrap();
+    let listed: Vec<&str> = unattributed.lines().skip(1).take(5).collect();
+    assert_eq!(listed.len(), 5, "{unattributed}");
+    for (line, (name, n, ns)) in listed.iter().zip(&unattributed_expected) {
+        let (head, time) = line.rsplit_once(", ").unwrap();
+        let (launches, shown) = head.trim().split_once("× ").unwrap();
+        assert!(
+            name.contains(shown.trim_end_matches('…')),
+            "{line} for {name}"
+        );
+        assert_eq!(
+            (launches, time),
+            (n.to_string().as_str(), duration(*ns).as_str()),
+            "{line}"
+        );
+    }
+    assert!(!unattributed.contains(":4fa066a5b787/"), "{unattributed}");
+}

@@ -511,3 +511,162 @@ fn a_missing_file_is_said_once() {
         assert!(!words[i + 1..].contains(w), "{w:?} repeated in {err}");
     }
 }
+
+/// A GPU activity of producer `tr` on `device`, linked to `eng/I1` or unresolved.
+fn kernel(id: &str, device: &str, metadata: Value, span_ms: (f64, f64), linked: bool) -> Value {
+    let ns = |ms: f64| (ms * 1e6).round() as i64;
+    let mut record = json!({"schema_version": 2, "event_type": "infer.activity_ref",
+        "context": ctx("tr", Some(device)), "event_id": id,
+        "activity_ref": {"producer_id": "tr", "id": id}, "activity_kind": "gpu_kernel",
+        "activity_domain": "gpu", "attribution_status": if linked { "linked" } else { "unresolved" },
+        "start_ns": ns(span_ms.0), "end_ns": ns(span_ms.1), "metadata": metadata});
+    if linked {
+        record["iteration_ref"] = json!({"producer_id": "eng", "id": "I1"});
+    }
+    if record["metadata"].get("intervals").is_some() {
+        record["schema_version"] = json!(3);
+    }
+    record
+}
+
+#[test]
+fn the_report_names_the_kernels_that_took_the_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let gemm = "void gemm<float>(float*, int)";
+    let iteration = json!({"schema_version": 2, "event_type": "infer.iteration",
+        "context": ctx("eng", None), "event_id": "i1",
+        "iteration_ref": {"producer_id": "eng", "id": "I1"}, "start_ns": 0, "end_ns": 10_000_000});
+    let mut wall = kernel("k5", "GPU-A", json!({"first_name": gemm}), (0.0, 1.0), true);
+    wall["context"]["clock_kind"] = json!("wall");
+    let records = [
+        iteration,
+        // GPU-A: summed 8 + 8 + 5 + 3 + 1 + 0.5 = 25.5 ms over six measured activities.
+        kernel("k1", "GPU-A", json!({"first_name": gemm}), (0.0, 8.0), true),
+        kernel(
+            "k2",
+            "GPU-A",
+            json!({"first_name": gemm, "name": "x"}),
+            (2.0, 10.0),
+            true,
+        ),
+        kernel(
+            "c1",
+            "GPU-A",
+            json!({"first_name": "Memcpy HtoD (Pinned -> Device)"}),
+            (20.0, 25.0),
+            false,
+        ),
+        // A launch record: its busy sub-intervals (1 + 2 ms), not its 10 ms span, count.
+        kernel(
+            "g1",
+            "GPU-A",
+            json!({"first_name": "graph_kernel",
+            "intervals": [[0, 1_000_000], [5_000_000, 2_000_000]]}),
+            (30.0, 40.0),
+            false,
+        ),
+        kernel("k4", "GPU-A", json!({}), (50.0, 51.0), false),
+        kernel("r1", "GPU-A", json!({"name": "relu"}), (60.0, 60.5), true),
+        // Not measured (a wall clock): in no table.
+        wall,
+        kernel("k6", "GPU-B", json!({"first_name": gemm}), (0.0, 4.0), true),
+    ];
+    let file = write_lines(dir.path(), "kernels.jsonl", &records);
+    let out = tally(&["trace", "account", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let rows = |device: &str| -> Vec<Vec<String>> {
+        let start = text
+            .lines()
+            .position(|l| l.starts_with(&format!("{device}|w/mono|monotonic: ")))
+            .unwrap_or_else(|| panic!("{device} kernels in {text}"));
+        text.lines()
+            .skip(start + 2)
+            .take_while(|l| l.starts_with(' ') && !l.starts_with("  ..."))
+            .map(|l| {
+                // Columns are separated by two or more spaces.
+                l.split("  ")
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .collect()
+    };
+    let row = |cells: &[&str]| cells.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+    assert!(
+        text.contains("GPU-A|w/mono|monotonic: 5 of 5 names, 25.500 ms summed"),
+        "{text}"
+    );
+    assert_eq!(
+        rows("GPU-A"),
+        vec![
+            row(&["gemm<float>", "2", "16.000 ms", "8.000 ms", "62.7%"]),
+            row(&[
+                "Memcpy HtoD (Pinned -> Device)",
+                "1",
+                "5.000 ms",
+                "5.000 ms",
+                "19.6%"
+            ]),
+            row(&["graph_kernel", "1", "3.000 ms", "3.000 ms", "11.8%"]),
+            row(&["(unnamed gpu_kernel)", "1", "1.000 ms", "1.000 ms", "3.9%"]),
+            row(&["relu", "1", "500.000 µs", "500.000 µs", "2.0%"]),
+        ],
+        "{text}"
+    );
+    assert_eq!(
+        rows("GPU-B"),
+        vec![row(&["gemm<float>", "1", "4.000 ms", "4.000 ms", "100.0%"])]
+    );
+    // Unattributed activities by name, with their GPU time; the unnamed one by reference.
+    let unattributed = text
+        .split("Unattributed activities: 3 ")
+        .nth(1)
+        .expect("the unattributed section");
+    assert!(
+        unattributed.starts_with(
+            "(not linked to an iteration; GPU ones still count in device totals)\n  \
+             1× Memcpy HtoD (Pinned -> Device), 5.000 ms\n  1× graph_kernel, 3.000 ms\n  \
+             without a name: 1\n  tr/k4\n"
+        ),
+        "{unattributed}"
+    );
+
+    // `--top 2` keeps two names per device clock and sums the rest.
+    let out = tally(&["trace", "account", "--top", "2", file.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "GPU-A|w/mono|monotonic: 2 of 5 names, 25.500 ms summed\n kernel \
+             "
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  ... and 3 more names: 3 launches, 4.500 ms (17.6%)\n"),
+        "{text}"
+    );
+    // The JSON contract is untouched: no names, the same seven keys.
+    let json = account_json(&[&file]);
+    let mut keys: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "counts",
+            "device_totals",
+            "iterations",
+            "run_id",
+            "unattributed_activity_refs",
+            "unmeasured_gpu_activity_refs",
+            "unresolved",
+        ]
+    );
+    assert!(!json.to_string().contains("gemm"));
+}

@@ -1,4 +1,5 @@
-//! `tally trace account FILE... [--json]`: resolve, account, report.
+//! `tally trace account FILE... [--json] [--top N]`: resolve, account, report. Only the text
+//! report gathers kernel names (`tally_evidence::kernel_times`); `--json` never parses them.
 
 use tally_report::evidence::{account_json, account_text};
 
@@ -14,7 +15,13 @@ pub fn run(args: &AccountArgs) -> anyhow::Result<Status> {
     if args.json {
         printer::out_streamed(|out| account_json::write(&graph, &accounting, out))?;
     } else {
-        printer::out(&account_text::render(&graph, &accounting, args.top))?;
+        let kernels = tally_evidence::kernel_times(&graph)?;
+        printer::out(&account_text::render(
+            &graph,
+            &accounting,
+            &kernels,
+            args.top,
+        ))?;
     }
     // The process ends here: freeing a graph of a million records one allocation at a time
     // costs a quarter of a second, and the accounting's per-iteration maps another 10 ms, for

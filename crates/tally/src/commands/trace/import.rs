@@ -32,6 +32,15 @@ pub fn run(command: &ImportCommand) -> anyhow::Result<Status> {
         ImportCommand::Kineto(args) => (args, false),
         ImportCommand::Nsys(args) => (args, true),
     };
+    // A device or pipe as a trace is a usage error (exit 2), refused before anything reads it:
+    // it may never end (`/dev/zero`).
+    if let Err(e) = tally_import::check_inputs(&args.traces) {
+        if matches!(e, tally_import::Error::NotAFile { .. }) {
+            printer::error(&e.to_string());
+            return Ok(Status::Usage);
+        }
+        return Err(e.into());
+    }
     let options = options(args)?;
     let bar = progress_bar();
     let mut summary: Option<ImportSummary> = None;
