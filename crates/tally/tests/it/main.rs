@@ -12,6 +12,7 @@ mod campaign_safety;
 mod campaign_snapshots;
 mod campaign_status_table;
 mod campaign_verdicts;
+mod campaign_worktree_cache;
 mod conformance;
 mod hostile;
 mod import_cli;
