@@ -82,7 +82,7 @@ fn goal_shows_progress_towards_each_limit() {
     };
     assert_eq!(
         progress,
-        "tokens_per_s 1100/1500 · run 4/200 · 2.5h/24h · 3/10 runs without a keep · $41.20/$50.00"
+        "tokens_per_s 1100/1500 · run 4/200 · 2.5h/24h · 3/10 runs without a keep · $41.20 spent / $50.00 hold limit"
     );
     let mut d = data();
     d.campaign.stop_rule =
@@ -90,7 +90,9 @@ fn goal_shows_progress_towards_each_limit() {
     let rendered = render_with("goal", json!({}), &d).unwrap();
     assert_eq!(
         rendered.blocks.last(),
-        Some(&Block::Text("run 4/200 · $41.20/$50.00".into()))
+        Some(&Block::Text(
+            "run 4/200 · $41.20 spent / $50.00 hold limit".into()
+        ))
     );
 }
 
@@ -112,6 +114,18 @@ fn evaluations() {
             "first 5 → latest 5 = 3.0 → 2.0 min",
             "waiting = 1",
         ]
+    );
+    // Sub-minute evaluations are shown in seconds, not as 0.x min: a tenth of the times above,
+    // 18, 33.3, 12, 18.5, 0.5 and 6.1 s, have the median (12 + 18) / 2 = 15 s; the first five's
+    // is 18 s and the latest five's 12 s.
+    let mut d = data();
+    for m in &mut d.measurements {
+        m.seconds = m.seconds.map(|s| s / 10.0);
+    }
+    let shown = figures(&render_with("evaluations", json!({}), &d).unwrap());
+    assert_eq!(
+        shown[2..4],
+        ["median = 15.0 s", "first 5 → latest 5 = 18.0 → 12.0 s"]
     );
 }
 
