@@ -196,6 +196,7 @@ fn candidate_views(snapshot: &CampaignSnapshot, evaluator: &str) -> Vec<Candidat
             parent: c.parent.map(|p| u64::from(p.0)),
             verdict: c.verdict.as_str().into(),
             reason: c.reason.clone(),
+            judged_against: c.judged_against.map(|b| u64::from(b.0)),
             proposed_by: c.proposed_by.clone(),
             metrics: sums.means(),
         })

@@ -70,6 +70,11 @@ pub struct CandidateView {
     pub verdict: String,
     /// One-line reason of the verdict.
     pub reason: Option<String>,
+    /// The bar its verdict compared it with (`candidate#<id>`): the head when its evaluation
+    /// was queued, which is not its parent when the head moved in between; null while pending
+    /// or when judged without a bar (the baseline).
+    #[serde(default)]
+    pub judged_against: Option<u64>,
     /// Who proposed it.
     pub proposed_by: String,
     /// Metric means over its successful full-benchmark measurements under the current evaluator.

@@ -94,6 +94,8 @@ pub fn write_json(out: &mut impl Write, status: &StatusView<'_>) -> io::Result<(
         }
         out.write_all(b"{\"id\":")?;
         json(out, &c.id)?;
+        out.write_all(b",\"judged_against\":")?;
+        json(out, &c.judged_against)?;
         out.write_all(b",\"measurements\":[")?;
         for (k, &i) in list.iter().enumerate() {
             if k > 0 {
@@ -225,6 +227,7 @@ mod tests {
     #[derive(Serialize)]
     struct CandidateJson<'a> {
         id: u64,
+        judged_against: Option<u64>,
         measurements: Vec<MeasurementJson<'a>>,
         metrics: &'a BTreeMap<String, f64>,
         parent: Option<u64>,
@@ -266,6 +269,7 @@ mod tests {
                 .iter()
                 .map(|c| CandidateJson {
                     id: c.id,
+                    judged_against: c.judged_against,
                     measurements: data
                         .measurements
                         .iter()
@@ -308,6 +312,7 @@ mod tests {
             parent: id.checked_sub(1),
             verdict: verdict.into(),
             reason: reason.map(Into::into),
+            judged_against: id.checked_sub(1),
             proposed_by: "Ada \"the tuner\"".into(),
             metrics: BTreeMap::from([("tok_s".to_string(), 1000.0 + id as f64 / 3.0)]),
         }

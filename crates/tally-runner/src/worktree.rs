@@ -11,7 +11,9 @@
 //! when they point at each other, else through `git worktree remove --force` and
 //! `git worktree prune`), so an early return or a panic cleans up too; a process
 //! killed outright leaves its directory behind, and [`prune_leftovers`] (called at start, under
-//! the campaign's run lock) kills any process still running from it and removes it.
+//! the campaign's run lock) kills any process still running from it and removes it. The root
+//! exists only while an attempt does: the last one out removes it, and the empty directories
+//! above it up to the worktree cache ([`tidy_root`]), so a finished evaluation leaves nothing.
 //!
 //! Link paths. Each `link` entry (repo-relative, git-ignored: data sets, model weights) appears in
 //! the checkout as a **symbolic link to the original** in the user's working tree. That is instant
@@ -49,22 +51,12 @@ static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 /// directory name and a hash of its full path; `<campaign>` the name with unusual characters
 /// replaced and a hash of the exact name, so two campaigns never share a root.
 pub fn default_worktree_root(repo_root: &Path, campaign: &str) -> Result<PathBuf, RunnerError> {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| Path::new(&h).join(".cache"))
-        })
-        .ok_or(RunnerError::NoCacheDir)?;
+    let cache = worktree_cache().ok_or(RunnerError::NoCacheDir)?;
     let repo_name = repo_root
         .file_name()
         .map_or("repo".into(), |n| slug(&n.to_string_lossy()));
     let repo_hash = fnv1a(repo_root.as_os_str().as_encoded_bytes());
     Ok(cache
-        .join("tally")
-        .join("worktrees")
         .join(format!("{repo_name}-{:016x}", repo_hash))
         .join(format!(
             "{}-{:08x}",
@@ -73,8 +65,23 @@ pub fn default_worktree_root(repo_root: &Path, campaign: &str) -> Result<PathBuf
         )))
 }
 
-/// Checks a worktree root: creates it, and refuses one inside the repository's working tree.
-/// Returns its canonical path.
+/// The worktree cache every default root lies in: `$XDG_CACHE_HOME/tally/worktrees`, else
+/// `$HOME/.cache/tally/worktrees`; `None` with neither variable set.
+fn worktree_cache() -> Option<PathBuf> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| Path::new(&h).join(".cache"))
+        })?;
+    Some(cache.join("tally").join("worktrees"))
+}
+
+/// Checks a worktree root: refuses one inside the repository's working tree. Returns its
+/// canonical path. The root is made to check it and removed again when empty: attempts create it
+/// and remove it when they end ([`tidy_root`]).
 pub fn prepare_worktree_root(git: &Git, root: &Path) -> Result<PathBuf, RunnerError> {
     fs_err::create_dir_all(root)?;
     let root = fs_err::canonicalize(root)?;
@@ -82,7 +89,34 @@ pub fn prepare_worktree_root(git: &Git, root: &Path) -> Result<PathBuf, RunnerEr
     if root.starts_with(&repo) {
         return Err(RunnerError::WorktreeRootInsideRepo { root, repo });
     }
+    tidy_root(&root);
     Ok(root)
+}
+
+/// Removes `root` when it is empty, and then each parent up to the worktree cache that is empty
+/// too, so that no evaluation leaves an empty directory behind. A root outside the cache (one a
+/// caller chose) is removed alone: its parents are not tally's. Only empty directories are
+/// removed (`rmdir`), so a campaign whose attempt is being made next door loses nothing; a
+/// directory that another attempt is about to fill is made again by [`Checkout::create`].
+pub fn tidy_root(root: &Path) {
+    let cache = worktree_cache().and_then(|c| fs_err::canonicalize(c).ok());
+    let boundary = match cache {
+        Some(cache) if root.starts_with(&cache) && root != cache => cache,
+        _ => match root.parent() {
+            Some(parent) => parent.to_path_buf(),
+            None => return,
+        },
+    };
+    let mut dir = root;
+    while dir != boundary && dir.starts_with(&boundary) {
+        if std::fs::remove_dir(dir).is_err() {
+            break;
+        }
+        match dir.parent() {
+            Some(parent) => dir = parent,
+            None => break,
+        }
+    }
 }
 
 /// Checks `link` entries: repo-relative paths without `..`, existing in the working tree, and
@@ -158,7 +192,7 @@ impl Checkout {
             "{SAMPLE_PREFIX}{label}-{}-{seq}",
             std::process::id()
         ));
-        fs_err::create_dir_all(&dir).map_err(|err| err.to_string())?;
+        make_attempt_dir(&dir).map_err(|err| err.to_string())?;
         let mut checkout = Self {
             git: git.clone(),
             worktree: dir.join("checkout"),
@@ -213,10 +247,19 @@ impl Checkout {
         self.dir.join(EVIDENCE_FILE)
     }
 
-    /// Removes the attempt directory now, reporting a failure.
+    /// Removes the attempt directory now, reporting a failure, and the root when that leaves
+    /// it empty ([`tidy_root`]).
     pub fn remove(mut self) -> Result<(), RunnerError> {
         self.removed = true;
-        remove_attempt_dir(&self.git, &self.dir)
+        let removed = remove_attempt_dir(&self.git, &self.dir);
+        self.tidy();
+        removed
+    }
+
+    fn tidy(&self) {
+        if let Some(root) = self.dir.parent() {
+            tidy_root(root);
+        }
     }
 }
 
@@ -224,6 +267,19 @@ impl Drop for Checkout {
     fn drop(&mut self) {
         if !self.removed {
             let _ = remove_attempt_dir(&self.git, &self.dir);
+            self.tidy();
+        }
+    }
+}
+
+/// Creates an attempt directory and the root above it. A neighbour's [`tidy_root`] may remove an
+/// empty parent between the steps of `create_dir_all`; a few tries make it again.
+fn make_attempt_dir(dir: &Path) -> std::io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match fs_err::create_dir_all(dir) {
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && tries < 3 => tries += 1,
+            other => return other,
         }
     }
 }
@@ -354,6 +410,7 @@ pub fn prune_leftovers(git: &Git, root: &Path) -> Result<Pruned, RunnerError> {
         force_remove_dir(dir)?;
     }
     git.worktree_prune()?;
+    tidy_root(root);
     Ok(pruned)
 }
 

@@ -225,7 +225,7 @@ pub struct DemoArgs {
     /// end unless --keep).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// Keep the temporary repository.
+    /// Keep the temporary repository (without --keep the demo removes it at the end and says so).
     #[arg(long)]
     pub keep: bool,
 }

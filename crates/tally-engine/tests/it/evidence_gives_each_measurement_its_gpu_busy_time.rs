@@ -67,14 +67,15 @@ fn a_measurement_records_the_busy_time_of_its_evidence_and_status_shows_it() {
         .map(|m| m.gpu_busy_seconds)
         .collect();
     assert_eq!(seen, [Some(30.0), Some(21.0)]);
-    // Two evaluations: 30 s and 21 s busy (median 25.5 s); 51 s busy over the 80 s of
-    // wall time of the samples that have evidence.
+    // Two evaluations, 80 s of wall time in all (median 40.0 s: under a minute, so in seconds);
+    // 30 s and 21 s busy (median 25.5 s); 51 s busy over the 80 s of wall time of the samples
+    // that have evidence.
     assert_eq!(
         evaluation_figures(&lab),
         [
             "evaluations 2",
             "failed 0",
-            "median 0.7 min",
+            "median 40.0 s",
             "GPU busy 25.5 s",
             "GPU busy / wall 64 %",
             "waiting 0"

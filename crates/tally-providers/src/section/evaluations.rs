@@ -24,7 +24,7 @@ pub(crate) fn entry() -> Entry<dyn Section> {
         check: None,
         info: ProviderInfo::builtin(
             "evaluations",
-            "evaluations run and failed, their median minutes, first five against latest five, GPU busy time from their evidence, candidates waiting",
+            "evaluations run and failed, their median duration, first five against latest five, GPU busy time from their evidence, candidates waiting",
             vec![],
         )
         .shown(&[Surface::Status], 170),
@@ -68,19 +68,36 @@ fn evaluations(data: &CampaignData) -> Vec<Evaluation> {
 }
 
 /// A duration in the largest unit (min, s, ms) in which it is at least 1, one decimal: a short
-/// benchmark's GPU time is seconds or milliseconds, a long one's minutes.
+/// benchmark's evaluations and GPU time are seconds or milliseconds, a long one's minutes.
 fn duration(seconds: f64) -> (String, &'static str) {
+    let unit = unit_of(seconds);
+    (in_unit(seconds, unit), unit)
+}
+
+/// The largest unit (min, s, ms) in which `seconds` is at least 1.
+fn unit_of(seconds: f64) -> &'static str {
     if seconds >= 60.0 {
-        (format!("{:.1}", seconds / 60.0), "min")
+        "min"
     } else if seconds >= 1.0 {
-        (format!("{seconds:.1}"), "s")
+        "s"
     } else {
-        (format!("{:.1}", seconds * 1000.0), "ms")
+        "ms"
     }
 }
 
-fn minutes(seconds: &[Evaluation]) -> Option<f64> {
-    median(seconds.iter().map(|e| e.seconds / 60.0).collect())
+/// `seconds` in `unit` (one of [`unit_of`]'s), one decimal.
+fn in_unit(seconds: f64, unit: &str) -> String {
+    let scale = match unit {
+        "min" => 1.0 / 60.0,
+        "s" => 1.0,
+        _ => 1000.0,
+    };
+    format!("{:.1}", seconds * scale)
+}
+
+/// The median of the evaluations' summed seconds.
+fn median_seconds(evaluations: &[Evaluation]) -> Option<f64> {
+    median(evaluations.iter().map(|e| e.seconds).collect())
 }
 
 fn figure(label: &str, value: String, unit: &str) -> Figure {
@@ -111,17 +128,22 @@ impl Section for Evaluations {
             figure("evaluations", all.len().to_string(), ""),
             figure("failed", failed.to_string(), ""),
         ];
-        if let Some(m) = minutes(&all) {
-            figures.push(figure("median", format!("{m:.1}"), "min"));
+        if let Some(m) = median_seconds(&all) {
+            let (value, unit) = duration(m);
+            figures.push(figure("median", value, unit));
         }
         if all.len() > 5
-            && let (Some(first), Some(latest)) =
-                (minutes(&all[..5]), minutes(&all[all.len() - 5..]))
+            && let (Some(first), Some(latest)) = (
+                median_seconds(&all[..5]),
+                median_seconds(&all[all.len() - 5..]),
+            )
         {
+            // Both in the unit of the larger, so the two read as one comparison.
+            let unit = unit_of(first.max(latest));
             figures.push(figure(
                 "first 5 → latest 5",
-                format!("{first:.1} → {latest:.1}"),
-                "min",
+                format!("{} → {}", in_unit(first, unit), in_unit(latest, unit)),
+                unit,
             ));
         }
         let busy: Vec<f64> = all.iter().filter_map(|e| e.busy).collect();
@@ -148,7 +170,7 @@ impl Section for Evaluations {
 
 #[cfg(test)]
 mod tests {
-    use super::duration;
+    use super::{duration, in_unit};
 
     #[test]
     fn a_duration_is_shown_in_the_largest_unit_it_fills() {
@@ -162,5 +184,7 @@ mod tests {
         assert_eq!(shown(1.0), "1.0 s");
         assert_eq!(shown(0.015), "15.0 ms");
         assert_eq!(shown(0.0), "0.0 ms");
+        assert_eq!(in_unit(90.0, "s"), "90.0");
+        assert_eq!(in_unit(30.0, "min"), "0.5");
     }
 }

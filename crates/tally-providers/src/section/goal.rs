@@ -1,6 +1,6 @@
 //! Section `goal` (order 110, status and briefs): the metrics with their directions and roles,
 //! and the progress towards each limit of the `limits` stop rule, e.g.
-//! `run 7/200 · $41.20/$50.00`. It reads the stop rule's table from the campaign summary and the
+//! `run 7/200 · $41.20 spent / $50.00 hold limit`. It reads the stop rule's table from the campaign summary and the
 //! facts the host handed it; it does not decide anything (the stop rule does) and says nothing
 //! about another provider's limits beyond naming it.
 
@@ -91,7 +91,7 @@ fn progress(limits: &Limits, input: &SectionInput<'_>) -> Vec<String> {
         let value = fact(name);
         parts.push(if unit == "USD" {
             let spent = value.map_or_else(|| "?".into(), cells::money);
-            format!("{spent}/{}", cells::money(*limit))
+            format!("{spent} spent / {} hold limit", cells::money(*limit))
         } else {
             let spent = value.map_or_else(|| "?".into(), |v| cells::fact_value(v, unit));
             let unit = if unit.is_empty() {
@@ -99,7 +99,7 @@ fn progress(limits: &Limits, input: &SectionInput<'_>) -> Vec<String> {
             } else {
                 format!(" {unit}")
             };
-            format!("{name} {spent}/{}{unit}", show_limit(*limit))
+            format!("{name} {spent} / {}{unit} hold limit", show_limit(*limit))
         });
     }
     parts

@@ -40,6 +40,12 @@ fn candidate(
             "keep" if id == 1 => Some("baseline".into()),
             other => Some(format!("{other} because of reasons")),
         },
+        // The bar: the baseline for #2, the head #2 for the later judged ones.
+        judged_against: match (id, verdict) {
+            (1, _) | (_, "pending") => None,
+            (2, _) => Some(1),
+            _ => Some(2),
+        },
         proposed_by: "tests".into(),
         metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
     }

@@ -5,7 +5,7 @@
 use serde_json::json;
 use tally_plugin::{Block, CampaignData, Rendered, SectionInput, Surface, Table};
 
-use crate::fixture::{data, facts, section};
+use crate::fixture::{self, data, facts, section};
 
 fn render_with(name: &str, params: serde_json::Value, data: &CampaignData) -> Option<Rendered> {
     let (facts, fact_info) = facts();
@@ -82,7 +82,7 @@ fn goal_shows_progress_towards_each_limit() {
     };
     assert_eq!(
         progress,
-        "tokens_per_s 1100/1500 · run 4/200 · 2.5h/24h · 3/10 runs without a keep · $41.20/$50.00"
+        "tokens_per_s 1100/1500 · run 4/200 · 2.5h/24h · 3/10 runs without a keep · $41.20 spent / $50.00 hold limit"
     );
     let mut d = data();
     d.campaign.stop_rule =
@@ -90,7 +90,9 @@ fn goal_shows_progress_towards_each_limit() {
     let rendered = render_with("goal", json!({}), &d).unwrap();
     assert_eq!(
         rendered.blocks.last(),
-        Some(&Block::Text("run 4/200 · $41.20/$50.00".into()))
+        Some(&Block::Text(
+            "run 4/200 · $41.20 spent / $50.00 hold limit".into()
+        ))
     );
 }
 
@@ -112,6 +114,18 @@ fn evaluations() {
             "first 5 → latest 5 = 3.0 → 2.0 min",
             "waiting = 1",
         ]
+    );
+    // Sub-minute evaluations are shown in seconds, not as 0.x min: a tenth of the times above,
+    // 18, 33.3, 12, 18.5, 0.5 and 6.1 s, have the median (12 + 18) / 2 = 15 s; the first five's
+    // is 18 s and the latest five's 12 s.
+    let mut d = data();
+    for m in &mut d.measurements {
+        m.seconds = m.seconds.map(|s| s / 10.0);
+    }
+    let shown = figures(&render_with("evaluations", json!({}), &d).unwrap());
+    assert_eq!(
+        shown[2..4],
+        ["median = 15.0 s", "first 5 → latest 5 = 18.0 → 12.0 s"]
     );
 }
 
@@ -173,26 +187,44 @@ fn evaluations_show_the_gpu_busy_time_their_evidence_accounts_for() {
 
 #[test]
 fn candidates() {
-    // Latest first. Each primary (tokens_per_s) is the candidate's mean from the fixture; the
-    // delta is against the parent's mean: #4 1120 − 1100 = +20 (+1.8 %), #3 1090 − 1100 = −10
-    // (−0.9 %), #2 1100 − 1000 = +100 (+10.0 %); the baseline has no parent, the crash and the
-    // pending candidate no mean. Four significant digits, as every metric cell.
+    // Latest first. Each primary (tokens_per_s) is the candidate's mean from the fixture, over
+    // the samples that printed it under the current evaluator: #1's three and the two it ran as
+    // the bar of #2, #2's three (one failed) and one as the bar of #3, #4's one current full
+    // sample. The delta is against the bar the verdict used, over the complete pairs: #2 over
+    // (1100, 1001) and (1102, 999): 1101 − 1000 = +101 (+10.1 %); #3 over (1090, 1101): −11
+    // (−1.0 %); #4 has no pair, so its mean against the bar's: 1120 − 1100 = +20 (+1.8 %). The
+    // baseline has no bar, the crash and the pending candidate no mean. Four significant digits.
     let rendered = render("candidates").unwrap();
     assert_eq!(rendered.title, "Candidates");
     let t = table(&rendered);
     assert_eq!(
         t.columns,
-        ["candidate", "verdict", "tokens_per_s", "Δ parent", "reason"]
+        [
+            "candidate",
+            "verdict",
+            "tokens_per_s",
+            "samples",
+            "Δ bar",
+            "reason"
+        ]
     );
     assert_eq!(
         t.rows,
         [
-            ["#6 6abcdef", "pending", "—", "—", ""],
-            ["#5 5abcdef", "crash", "—", "—", "crash because of reasons"],
+            ["#6 6abcdef", "pending", "—", "—", "—", ""],
+            [
+                "#5 5abcdef",
+                "crash",
+                "—",
+                "—",
+                "—",
+                "crash because of reasons"
+            ],
             [
                 "#4 4abcdef",
                 "interesting",
                 "1120",
+                "1",
                 "+20.00 (+1.8%)",
                 "interesting because of reasons"
             ],
@@ -200,19 +232,67 @@ fn candidates() {
                 "#3 3abcdef",
                 "discard",
                 "1090",
-                "-10.00 (-0.9%)",
+                "1",
+                "-11.00 (-1.0%)",
                 "discard because of reasons"
             ],
             [
                 "#2 2abcdef",
                 "keep",
                 "1100",
-                "+100.0 (+10.0%)",
+                "3 + 1 as bar",
+                "+101.0 (+10.1%)",
                 "keep because of reasons"
             ],
-            ["#1 1abcdef", "keep", "1000", "—", "baseline"],
+            [
+                "#1 1abcdef",
+                "keep",
+                "1000",
+                "3 + 2 as bar",
+                "—",
+                "baseline"
+            ],
         ]
     );
+}
+
+#[test]
+fn candidates_show_the_parent_where_it_is_not_the_bar() {
+    // #4 was queued while #1 was the head (its parent) and judged against #2, which was kept in
+    // between: one pair (1120 against #2's 1105). The delta against the bar comes first, then
+    // the parent's, labelled: 1120 − 1000 = +120 (+12.0 %). A pending candidate with a mean shows
+    // the change against its parent, labelled.
+    let mut d = data();
+    d.candidates[3].parent = Some(1);
+    let mut bar = fixture::measurement(
+        20,
+        2,
+        Some(4),
+        Some(60.0),
+        "bar",
+        &[("tokens_per_s", 1105.0)],
+    );
+    bar.pair = Some(14);
+    d.measurements.push(bar);
+    d.candidates[5]
+        .metrics
+        .insert("tokens_per_s".into(), 1111.0);
+    d.measurements.push(fixture::measurement(
+        21,
+        6,
+        Some(6),
+        Some(60.0),
+        "candidate",
+        &[("tokens_per_s", 1111.0)],
+    ));
+    let rendered = render_with("candidates", json!({}), &d).unwrap();
+    let rows = &table(&rendered).rows;
+    assert_eq!(rows[0][3..5], ["1", "parent #2: +11.00 (+1.0%)"]);
+    assert_eq!(
+        rows[2][3..5],
+        ["1", "+15.00 (+1.4%); parent #1: +120.0 (+12.0%)"]
+    );
+    assert_eq!(rows[4][3], "3 + 2 as bar", "#2 ran as the bar twice now");
 }
 
 #[test]

@@ -242,3 +242,26 @@ fn uncommitted_and_ignored_paths_are_reported() {
     assert_eq!(ignored, ["w.bin", "x.bin"]);
     assert_eq!(fx.git.ignored(&[script]).unwrap(), Vec::<String>::new());
 }
+
+#[test]
+fn the_root_exists_only_while_an_attempt_does() {
+    // A finished evaluation leaves nothing, not even an empty root; a root a caller chose is
+    // removed alone (its parent is not tally's). The default root's empty parents up to the
+    // worktree cache go too: `crates/tally/tests/it/campaign_worktree_cache.rs`.
+    let fx = Fixture::new(&[("evaluate.sh", "#!/bin/sh\necho 'METRIC ok=1'\n")]);
+    let runner = fx.runner();
+    let root = runner.worktree_root().to_path_buf();
+    assert!(
+        !root.exists(),
+        "made to be checked, then removed while empty"
+    );
+    let attempt = runner.run_attempt(&fx.request(&["./evaluate.sh"]), 1, &CancelToken::new());
+    assert!(matches!(attempt.outcome, Outcome::Exited(0)), "{attempt:?}");
+    assert!(!root.exists(), "the last attempt out removes the root");
+    assert!(root.parent().unwrap().exists());
+    // A root holding something else stays.
+    let other = Checkout::create(&fx.git, &root, "bar-0-a1", &fx.head, &[]).unwrap();
+    std::fs::write(root.join("keep.txt"), "not a sample").unwrap();
+    drop(other);
+    assert!(root.join("keep.txt").exists());
+}

@@ -196,7 +196,10 @@ fn a_gpu_budget_holds_before_the_evaluation_that_would_cross_it() {
     // status shows the hold and the money.
     let goal = section(&status, "goal").expect("goal section").to_string();
     assert!(
-        goal.contains(&format!("${:.2}/$3.50", facts["gpu_usd"].as_f64().unwrap())),
+        goal.contains(&format!(
+            "${:.2} spent / $3.50 hold limit",
+            facts["gpu_usd"].as_f64().unwrap()
+        )),
         "{goal}"
     );
 

@@ -2,8 +2,11 @@
 //! throughput change is kept, a +3% change that `bootstrap` alone keeps is `interesting` under
 //! `min_speedup` with the exact reason shape, and the latency table of `tally status --json` has
 //! the right rows, in the right order, rounded to two decimals; `tally demo`, which uses them,
-//! keeps its large speed-up and neither its regression nor its crash.
+//! keeps its large speed-up, finds its small gain merely interesting, keeps neither its
+//! regression nor its crash, shows what its evaluations cost, and says what it does with its
+//! repository.
 
+use regex::Regex;
 use serde_json::{Value, json};
 
 use crate::campaign_repo::{CampaignRepo, candidate, section, text, verdicts};
@@ -198,11 +201,12 @@ fn the_latency_table_is_left_out_when_nothing_was_measured() {
 }
 
 /// `tally demo`: a whole campaign on the fake batched engine measured by `tally bench openai`, with
-/// these plugins. Only what cannot flake is asserted: the large speed-up
-/// (candidate#1) is kept, the crash (candidate#4) is a crash, the regression (candidate#3) is
-/// not kept.
+/// these plugins. Only what cannot flake is asserted: the large speed-up (candidate#1) is kept;
+/// the 3 % gain (candidate#3) is `interesting`; the regression (candidate#4) is not kept; the
+/// typo (candidate#5) is a crash. The evaluations cost
+/// real money at the demo's price, and nothing is left under the worktree cache.
 #[test]
-fn the_demo_keeps_the_speed_up_and_not_the_regression_or_the_crash() {
+fn the_demo_keeps_the_speed_up_and_not_the_small_gain_the_regression_or_the_crash() {
     let sandbox = CampaignRepo::new();
     let dir = sandbox.signals().join("demo");
     let dir_arg = dir.to_str().unwrap();
@@ -216,7 +220,10 @@ fn the_demo_keeps_the_speed_up_and_not_the_regression_or_the_crash() {
         stdout.starts_with(&format!("demo repository: {dir_arg}\n")),
         "{stdout}"
     );
-    assert!(stdout.contains("\ndemo finished in "), "{stdout}");
+    assert!(
+        stdout.contains(&format!("; the repository is at {dir_arg}\n")),
+        "{stdout}"
+    );
 
     let status = sandbox
         .bare_command(&["status", "--json", "-C", dir_arg])
@@ -227,8 +234,19 @@ fn the_demo_keeps_the_speed_up_and_not_the_regression_or_the_crash() {
     assert_eq!(candidate(&status, 0)["verdict"], "keep", "the baseline");
     let demo = format!("{stdout}{}", text(&out.stderr));
     assert_eq!(candidate(&status, 1)["verdict"], "keep", "{demo}");
-    assert_eq!(candidate(&status, 4)["verdict"], "crash", "{demo}");
-    assert_ne!(candidate(&status, 3)["verdict"], "keep", "{demo}");
+    // The small gain: usually significant but below the minimum (`...; 3.3% is below min_speedup
+    // 5%`); under a burst of load from other work on a 2-core machine the paired gains can vary
+    // by 3%, and then three to six pairs cannot show a 3% gain: `not significant`. Either way
+    // `interesting`, never a keep; `min_speedup` itself is tested exactly above.
+    assert_eq!(candidate(&status, 3)["verdict"], "interesting", "{demo}");
+    let reason = candidate(&status, 3)["reason"].as_str().unwrap();
+    let small_gain = Regex::new(
+        r"^against candidate#1: tokens_per_s \S+ vs \S+ \(\+.*(; [0-4]\.\d% is below min_speedup 5%|: the gain is not significant; .*)$",
+    )
+    .unwrap();
+    assert!(small_gain.is_match(reason), "{demo}");
+    assert_ne!(candidate(&status, 4)["verdict"], "keep", "{demo}");
+    assert_eq!(candidate(&status, 5)["verdict"], "crash", "{demo}");
     assert!(
         status["candidates"]
             .as_array()
@@ -236,5 +254,72 @@ fn the_demo_keeps_the_speed_up_and_not_the_regression_or_the_crash() {
             .iter()
             .all(|c| c["verdict"] != "pending")
     );
+    // Some 30 s of samples on 8 GPUs at $12.50 per GPU-hour: about a dollar, not $0.00.
+    let usd = status["facts"]["gpu_usd"].as_f64().unwrap();
+    assert!((0.2..20.0).contains(&usd), "gpu_usd = {usd}");
+    let spent = Regex::new(r"\n\$(\d+\.\d\d) spent / \$50\.00 hold limit\n").unwrap();
+    let shown = spent
+        .captures(&stdout)
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert_ne!(&shown[1], "0.00", "{stdout}");
+    // Evaluations of seconds show seconds.
+    assert!(
+        Regex::new(r"\nmedian: +\d+\.\d s\n")
+            .unwrap()
+            .is_match(&stdout),
+        "{stdout}"
+    );
     assert!(sandbox.leftover_checkouts().is_empty());
+    assert_eq!(
+        std::fs::read_dir(sandbox.worktree_cache()).unwrap().count(),
+        0,
+        "a finished evaluation leaves nothing under the worktree cache"
+    );
+}
+
+/// Without `--dir` the demo's repository is temporary: the demo says so when it starts, and
+/// says it removed it at the end; `--keep` keeps it. (The campaign itself is the test above's.)
+#[test]
+fn the_demo_says_it_removes_its_temporary_repository_and_keep_keeps_it() {
+    let sandbox = CampaignRepo::new();
+    let temp = sandbox.signals().join("tmp");
+    std::fs::create_dir(&temp).unwrap();
+    let started = Regex::new(r"^demo repository: (\S+)( .*)?\n").unwrap();
+    for keep in [false, true] {
+        let args: &[&str] = if keep { &["demo", "--keep"] } else { &["demo"] };
+        let out = sandbox
+            .bare_command(args)
+            .env("TMPDIR", &temp)
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+        let caps = started
+            .captures(&stdout)
+            .unwrap_or_else(|| panic!("{stdout}"));
+        let path = std::path::PathBuf::from(&caps[1]);
+        assert!(path.starts_with(&temp), "{stdout}");
+        let last = stdout.lines().last().unwrap();
+        if keep {
+            assert_eq!(caps.get(2), None, "{stdout}");
+            assert!(
+                last.ends_with(&format!("; the repository is at {}", path.display())),
+                "{stdout}"
+            );
+            assert!(path.join("tally.toml").exists());
+        } else {
+            assert_eq!(
+                &caps[2],
+                " (temporary: removed when the demo ends; `tally demo --keep` keeps it)"
+            );
+            assert!(
+                last.ends_with(&format!(
+                    "; removed {} (`tally demo --keep` keeps it)",
+                    path.display()
+                )),
+                "{stdout}"
+            );
+            assert!(!path.exists(), "{stdout}");
+        }
+    }
 }

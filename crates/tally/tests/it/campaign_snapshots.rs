@@ -29,8 +29,11 @@ fn campaign_filters(repo: &CampaignRepo) -> Filters {
         (r"#(\d+) [0-9a-f]{7}\b".into(), "#$1 <rev-7>".into()),
         (r"\bev-[0-9a-f]{16}\b".into(), "ev-[EVALUATOR]".into()),
         // Timings and what they cost.
-        (r"\d+\.\d+ (h|USD|min)\b".into(), "[N] $1".into()),
+        (r"\d+\.\d+ (h|USD)\b".into(), "[N] $1".into()),
+        // A duration's unit follows its size (`docs/campaign.md#sections`).
+        (r"\d+\.\d+ (min|s|ms)\b".into(), "[DURATION]".into()),
         (r"\$\d+\.\d\d/".into(), "$$[N]/".into()),
+        (r"\$\d+\.\d\d spent".into(), "$$[N] spent".into()),
         (
             r"\b\d+\.\d\d of (\S+) used, \d+\.\d\d left".into(),
             "[N] of $1 used, [N] left".into(),

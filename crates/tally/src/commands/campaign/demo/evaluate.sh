@@ -1,7 +1,8 @@
 #!/bin/sh
 # The demo's benchmark: starts the engine of engine.conf (`tally bench fake-server --mode
-# batched`, a real HTTP server on loopback), measures it with `tally bench openai` (8 users, a
-# 0.8 s window after 0.2 s of warm-up), and stops it. The METRIC lines are tally bench's.
+# batched`, a real HTTP server on loopback), measures it with `tally bench openai` (8 users asking
+# for 128 tokens each, a 0.8 s window after 0.2 s of warm-up), and stops it. The METRIC lines
+# are tally bench's.
 set -e
 . ./engine.conf
 TALLY=@TALLY@
@@ -15,4 +16,4 @@ while [ ! -s "$url" ]; do
   sleep 0.02
 done
 "$TALLY" bench openai --url "$(cat "$url")" --model fake-model --concurrency 8 \
-  --warmup 200ms --duration 800ms --input-len fixed:64 --output-len fixed:32 --ignore-eos
+  --warmup 200ms --duration 800ms --input-len fixed:64 --output-len fixed:128 --ignore-eos
