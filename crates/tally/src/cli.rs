@@ -43,7 +43,8 @@ pub struct CampaignGroup<T: Subcommand> {
 #[derive(Debug, Args, Clone)]
 pub struct CampaignOptions {
     /// The campaign store: a SQLite file path or `sqlite:PATH` (default `.tally/tally.db` at the
-    /// repository root).
+    /// repository root), or a PostgreSQL database shared by a team,
+    /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (docs/team.md).
     #[arg(long, env = "TALLY_DATABASE_URL", value_name = "URL", global = true)]
     pub database: Option<String>,
     /// The repository (default: the one containing the current directory).
