@@ -9,11 +9,15 @@
 //! and it does not pick the database location (`.tally/tally.db` is the caller's default).
 //! Schema, migration policy and crash-safety: `docs/store.md`.
 
+#[cfg(feature = "postgres")]
+mod copy;
 mod error;
 #[cfg(feature = "postgres")]
 mod pg;
 mod sqlite;
 
+#[cfg(feature = "postgres")]
+pub use copy::{CopySummary, copy_sqlite_to_postgres};
 #[cfg(feature = "postgres")]
 pub use pg::{PgOptions, PgRunLock, PgStore, RunLockError, RunLockHeld, redact};
 pub use sqlite::{APPLICATION_ID, SqliteOptions, SqliteStore, Synchronous};

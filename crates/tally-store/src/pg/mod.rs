@@ -157,7 +157,7 @@ impl PgStore {
 
     /// Runs `f` in one transaction holding the store's write lock, committed when `f` succeeds
     /// and rolled back otherwise.
-    fn write<T>(
+    pub(crate) fn write<T>(
         &self,
         f: impl FnOnce(&mut Transaction<'_>) -> Result<T, Error>,
     ) -> Result<T, StoreError> {

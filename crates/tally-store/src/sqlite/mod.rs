@@ -254,7 +254,10 @@ impl SqliteStore {
     }
 
     /// Runs `f` in one deferred (read) transaction, so its queries see one snapshot.
-    fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T, Error>) -> Result<T, StoreError> {
+    pub(crate) fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, Error>,
+    ) -> Result<T, StoreError> {
         let mut conn = self.lock();
         let run = || {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;

@@ -203,3 +203,74 @@ fn kill_9_of_a_postgres_writer_leaves_the_store_consistent_and_resumable() {
     assert_each_sample_once(&status);
     assert!(repo.leftover_checkouts().is_empty());
 }
+
+#[test]
+fn store_copy_moves_a_sqlite_campaign_to_postgres_as_status_shows_it() {
+    let Some(schema) = Schema::new("copy") else {
+        return;
+    };
+    let repo = CampaignRepo::new();
+    repo.start_campaign(PAIRED, BASELINE);
+    repo.propose(&[
+        "tok_s=1100\nnoise=0.01\nseed=2\np50_ms=12.5\n",
+        "tok_s=900\nnoise=0.01\nseed=3\n",
+    ]);
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // A hand-set verdict and a remeasure make the store less regular.
+    let out = repo.tally(&[
+        "candidate",
+        "verdict",
+        "2",
+        "interesting",
+        "--reason",
+        "look again",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let on_sqlite = repo.status_json();
+
+    let from = format!("sqlite:{}", repo.root().join(".tally/tally.db").display());
+    let url = schema.tally_url();
+    let out = repo
+        .bare_command(&["store", "copy", "--from", &from, "--to", &url])
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        stdout.starts_with("copied 1 campaign(s) (`team`) to postgres://tally:***@"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("3 candidates"), "{stdout}");
+
+    let status = repo
+        .command(&["status", "--json"])
+        .env("TALLY_DATABASE_URL", &url)
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(0), "{}", text(&status.stderr));
+    let mut on_postgres: Value = serde_json::from_slice(&status.stdout).unwrap();
+    // Everything is equal but `hours`, the campaign's age read from the clock at each status.
+    let mut on_sqlite = on_sqlite;
+    for status in [&mut on_sqlite, &mut on_postgres] {
+        let hours = status["facts"]
+            .as_object_mut()
+            .unwrap()
+            .remove("hours")
+            .expect("the hours fact");
+        assert!(hours.as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(on_postgres, on_sqlite);
+
+    // A second copy would change ids: refused, and the destination is as it was.
+    let again = repo
+        .bare_command(&["store", "copy", "--from", &from, "--to", &url])
+        .output()
+        .unwrap();
+    let stderr = text(&again.stderr);
+    assert_eq!(again.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("it already holds 1 campaign(s) (the first is `team`)"),
+        "{stderr}"
+    );
+}

@@ -60,7 +60,7 @@ pub enum CampaignLock {
     File(RunLock),
     /// `pg_try_advisory_lock` on a connection of its own.
     #[cfg(feature = "postgres")]
-    Postgres(tally_store::PgRunLock),
+    Postgres(Box<tally_store::PgRunLock>),
 }
 
 /// `tally.toml`, validated and built.
@@ -253,9 +253,10 @@ impl Workspace {
                 )?))
             }
             #[cfg(feature = "postgres")]
-            Database::Postgres(url) => Ok(CampaignLock::Postgres(tally_store::PgRunLock::acquire(
-                &url, campaign,
-            )?)),
+            Database::Postgres(url) => {
+                let lock = tally_store::PgRunLock::acquire(&url, campaign)?;
+                Ok(CampaignLock::Postgres(Box::new(lock)))
+            }
             #[cfg(not(feature = "postgres"))]
             Database::Postgres(_) => Err(no_postgres()),
         }
