@@ -65,10 +65,9 @@ pub enum StoreError {
         /// The busy timeout that ran out.
         timeout_ms: u128,
     },
-    /// Any other database failure (the variant is named after the first backend; every backend
-    /// reports its other failures here).
+    /// Any other database failure, whatever the backend (SQLite or PostgreSQL).
     #[error("store {path}: {source}")]
-    Sqlite {
+    Database {
         /// The store's location (empty until the failing call returns).
         path: String,
         /// What the database library said.

@@ -14,8 +14,9 @@
 //! - instants come from the caller (the store never reads the clock).
 //!
 //! Not here: deciding verdicts, computing facts from config (the store only counts and sums),
-//! or the per-campaign `tally run` lock, which belongs to the process level (a lock file) so a
-//! killed process cannot leave it stuck.
+//! or the per-campaign `tally run` lock, which belongs to the process level (a lock file beside
+//! a SQLite store, a session advisory lock in a PostgreSQL one) so a killed process cannot leave
+//! it stuck.
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,5 @@
-//! The SQLite backend's internal error: a [`StoreError`] already, or what SQLite said, which
-//! `sqlite::locate` turns into a [`StoreError`] naming the store file (and into
+//! The backends' internal error: a [`StoreError`] already, or what SQLite or PostgreSQL said,
+//! which the backend's `locate` turns into a [`StoreError`] naming the store (and into
 //! [`StoreError::Busy`] when the database stayed locked) before it leaves through the trait.
 //!
 //! It exists because the contract's error names no database library, so `?` on a `rusqlite`
@@ -14,11 +14,21 @@ pub(crate) enum Error {
     Store(StoreError),
     /// A database error whose store path `locate` fills in.
     Sqlite(rusqlite::Error),
+    /// A PostgreSQL error whose store URL `postgres::locate` fills in.
+    #[cfg(feature = "postgres")]
+    Postgres(postgres::Error),
 }
 
 impl From<StoreError> for Error {
     fn from(error: StoreError) -> Self {
         Self::Store(error)
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl From<postgres::Error> for Error {
+    fn from(source: postgres::Error) -> Self {
+        Self::Postgres(source)
     }
 }
 

@@ -43,7 +43,8 @@ pub struct CampaignGroup<T: Subcommand> {
 #[derive(Debug, Args, Clone)]
 pub struct CampaignOptions {
     /// The campaign store: a SQLite file path or `sqlite:PATH` (default `.tally/tally.db` at the
-    /// repository root).
+    /// repository root), or a PostgreSQL database shared by a team,
+    /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (docs/team.md).
     #[arg(long, env = "TALLY_DATABASE_URL", value_name = "URL", global = true)]
     pub database: Option<String>,
     /// The repository (default: the one containing the current directory).
@@ -79,6 +80,28 @@ pub enum Command {
     /// Load-test an OpenAI-compatible endpoint, serve a fake one, convert a run to evidence.
     #[command(subcommand)]
     Bench(crate::commands::bench::BenchCommand),
+    /// Move a campaign store between backends.
+    #[command(subcommand)]
+    Store(StoreCommand),
+}
+
+/// `tally store ...`
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Copy a SQLite store into an empty PostgreSQL database, ids and values unchanged.
+    Copy(StoreCopyArgs),
+}
+
+/// `tally store copy`
+#[derive(Debug, Args)]
+pub struct StoreCopyArgs {
+    /// The SQLite store: `sqlite:PATH` or a path (e.g. `.tally/tally.db`).
+    #[arg(long, value_name = "URL")]
+    pub from: String,
+    /// The PostgreSQL database, `postgres://USER:PASSWORD@HOST:PORT/DATABASE`; it must hold no
+    /// campaign yet.
+    #[arg(long, value_name = "URL")]
+    pub to: String,
 }
 
 /// `tally init`

@@ -140,7 +140,7 @@ fn require_evaluator(evaluator: &str) -> Result<(), StoreError> {
 }
 
 /// Lowercase hex SHA-256 of a text.
-fn sha256_hex(text: &str) -> String {
+pub(crate) fn sha256_hex(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
     let mut hex = String::with_capacity(64);
     for byte in digest.iter() {

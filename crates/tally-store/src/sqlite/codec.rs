@@ -20,19 +20,19 @@ use tally_model::{
 use crate::error::StoreError;
 
 /// Campaign columns, for `FROM campaigns c JOIN config_texts t ON t.id = c.config_text_id`.
-pub(super) const CAMPAIGN_COLUMNS: &str = "c.id, c.name, c.state, c.reason, c.state_since_ms, \
+pub(crate) const CAMPAIGN_COLUMNS: &str = "c.id, c.name, c.state, c.reason, c.state_since_ms, \
      c.created_ms, c.evaluator, c.head, c.config_text_id, t.text";
 
 /// Candidate columns.
-pub(super) const CANDIDATE_COLUMNS: &str = "campaign_id, number, revision, parent, proposed_by, \
+pub(crate) const CANDIDATE_COLUMNS: &str = "campaign_id, number, revision, parent, proposed_by, \
      note, verdict, reason, verdict_set_by, judged_against, created_ms, judged_ms";
 
 /// Evaluation columns.
-pub(super) const EVALUATION_COLUMNS: &str = "id, campaign_id, candidate, bar, kind, repeats, \
+pub(crate) const EVALUATION_COLUMNS: &str = "id, campaign_id, candidate, bar, kind, repeats, \
      state, note, queued_ms, started_ms, ended_ms";
 
 /// Measurement columns.
-pub(super) const MEASUREMENT_COLUMNS: &str = "id, campaign_id, candidate, evaluation_id, side, \
+pub(crate) const MEASUREMENT_COLUMNS: &str = "id, campaign_id, candidate, evaluation_id, side, \
      sample, attempt, retry_of, pair, evaluator, rung, duration_ns, metrics, error, started_ms, \
      ended_ms, stdout_log, stderr_log, evidence, gpu_busy_ns, config_text_id, recorded_by";
 
@@ -57,14 +57,14 @@ fn word<T>(
 }
 
 /// The storage spelling of an actor: `loop` or `person:<name>`.
-pub(super) fn actor_to_sql(actor: &Actor) -> String {
+pub(crate) fn actor_to_sql(actor: &Actor) -> String {
     match actor {
         Actor::Loop => "loop".to_owned(),
         Actor::Person(name) => format!("person:{name}"),
     }
 }
 
-fn actor_from_sql(text: &str) -> Option<Actor> {
+pub(crate) fn actor_from_sql(text: &str) -> Option<Actor> {
     if text == "loop" {
         return Some(Actor::Loop);
     }
@@ -97,7 +97,7 @@ fn optional_path(row: &Row<'_>, idx: usize) -> Result<Option<PathBuf>, rusqlite:
 }
 
 /// A path as stored text; the store keeps UTF-8 paths only.
-pub(super) fn path_to_sql(what: &str, path: Option<&Path>) -> Result<Option<String>, StoreError> {
+pub(crate) fn path_to_sql(what: &str, path: Option<&Path>) -> Result<Option<String>, StoreError> {
     path.map(|p| {
         p.to_str().map(str::to_owned).ok_or_else(|| {
             StoreError::invalid(
@@ -111,13 +111,13 @@ pub(super) fn path_to_sql(what: &str, path: Option<&Path>) -> Result<Option<Stri
 
 /// Metrics as a JSON object. Values must be finite (checked by the caller); serde_json writes
 /// the shortest text that parses back to the same `f64`.
-pub(super) fn metrics_to_sql(metrics: &BTreeMap<String, f64>) -> Result<String, StoreError> {
+pub(crate) fn metrics_to_sql(metrics: &BTreeMap<String, f64>) -> Result<String, StoreError> {
     serde_json::to_string(metrics).map_err(|e| StoreError::invalid("metrics", e.to_string()))
 }
 
 /// Parses a metrics JSON object exactly: each number's text goes through `str::parse::<f64>`,
 /// which rounds correctly (serde_json's default float parser may be off by one ulp).
-pub(super) fn metrics_from_sql(text: &str) -> Result<BTreeMap<String, f64>, String> {
+pub(crate) fn metrics_from_sql(text: &str) -> Result<BTreeMap<String, f64>, String> {
     if let Some(metrics) = metrics_from_sql_fast(text) {
         return Ok(metrics);
     }

@@ -8,9 +8,9 @@
 //! read one deferred transaction, and nothing stays open between calls, so a `kill -9` at any
 //! moment leaves the file consistent. The queries themselves live in the sibling modules.
 
-mod campaigns;
+pub(crate) mod campaigns;
 mod candidates;
-mod codec;
+pub(crate) mod codec;
 mod evaluations;
 mod measurements;
 mod store_impl;
@@ -190,7 +190,7 @@ impl SqliteStore {
             Ok(conn)
         };
         let conn = match open(&file_uri(path, "mode=ro")) {
-            Err(StoreError::Sqlite { source, .. }) | Err(StoreError::Open { source, .. })
+            Err(StoreError::Database { source, .. }) | Err(StoreError::Open { source, .. })
                 if read_only_failure(&*source) =>
             {
                 open(&file_uri(path, "immutable=1"))?
@@ -254,7 +254,10 @@ impl SqliteStore {
     }
 
     /// Runs `f` in one deferred (read) transaction, so its queries see one snapshot.
-    fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T, Error>) -> Result<T, StoreError> {
+    pub(crate) fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, Error>,
+    ) -> Result<T, StoreError> {
         let mut conn = self.lock();
         let run = || {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
@@ -274,12 +277,17 @@ fn locate(error: Error, path: &str, busy_timeout: Duration) -> StoreError {
                 path: path.to_owned(),
                 timeout_ms: busy_timeout.as_millis(),
             },
-            _ => StoreError::Sqlite {
+            _ => StoreError::Database {
                 path: path.to_owned(),
                 source: Box::new(Flat(source)),
             },
         },
         Error::Store(other) => other,
+        #[cfg(feature = "postgres")]
+        Error::Postgres(source) => StoreError::Database {
+            path: path.to_owned(),
+            source: Box::new(source),
+        },
     }
 }
 

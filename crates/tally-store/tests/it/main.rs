@@ -6,4 +6,5 @@
 mod contract;
 mod crash;
 mod fixtures;
+mod postgres;
 mod sqlite_file;

@@ -203,7 +203,7 @@ fn a_failing_write_rolls_back_the_measurement_with_its_units() {
         ..sample_with_units(c, k, e, 0, 5)
     };
     let err = store.record_measurement(&doomed).unwrap_err();
-    assert!(matches!(err, StoreError::Sqlite { .. }), "{err:?}");
+    assert!(matches!(err, StoreError::Database { .. }), "{err:?}");
     assert!(err.to_string().contains("unit refused"), "{err}");
     assert!(
         err.to_string()

@@ -4,6 +4,7 @@
 
 pub mod bench;
 mod campaign;
+mod store;
 mod trace;
 
 use crate::cli::{Cli, Command};
@@ -30,5 +31,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Demo(args) => campaign::demo::run(&args),
         Command::Trace(command) => trace::run(command),
         Command::Bench(command) => bench::run(command),
+        Command::Store(command) => store::run(&command),
     }
 }

@@ -99,6 +99,7 @@ BEGIN {
 pub struct CampaignRepo {
     temp: TempDir,
     root: PathBuf,
+    database: Option<String>,
 }
 
 impl CampaignRepo {
@@ -111,13 +112,24 @@ impl CampaignRepo {
         let root = temp.path().join("repo");
         std::fs::create_dir_all(&root).unwrap();
         std::fs::create_dir_all(temp.path().join("signals")).unwrap();
-        let repo = Self { temp, root };
+        let repo = Self {
+            temp,
+            root,
+            database: None,
+        };
         repo.git(&["init", "-q", "-b", "main"]);
         repo.git(&["config", "user.name", "E2E Tester"]);
         repo.git(&["config", "user.email", "e2e@tally.invalid"]);
         repo.git(&["config", "commit.gpgsign", "false"]);
         repo.write_executable("evaluate.sh", BENCH);
         repo
+    }
+
+    /// The same repository with its store elsewhere: every command gets
+    /// `TALLY_DATABASE_URL=url` (a PostgreSQL database, `crate::campaign_postgres`).
+    pub fn with_database(mut self, url: &str) -> Self {
+        self.database = Some(url.to_owned());
+        self
     }
 
     /// The repository root.
@@ -245,6 +257,9 @@ impl CampaignRepo {
             .env_remove("TALLY_DATABASE_URL")
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE");
+        if let Some(url) = &self.database {
+            command.env("TALLY_DATABASE_URL", url);
+        }
         command
     }
 

@@ -7,6 +7,7 @@ mod campaign_external;
 mod campaign_first_hour;
 mod campaign_holds;
 mod campaign_inference;
+mod campaign_postgres;
 mod campaign_repo;
 mod campaign_safety;
 mod campaign_snapshots;

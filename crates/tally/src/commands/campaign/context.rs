@@ -10,10 +10,10 @@ use anyhow::{Context, bail};
 use tally_config::{ConfigError, Settings, parse_settings};
 use tally_engine::{Engine, Observer, Providers, SystemClock};
 use tally_runner::{
-    Attempt, CancelToken, Failure, Git, Outcome, SampleRequest, SampleRunner, WorktreeRunner,
-    become_child_subreaper, default_worktree_root,
+    Attempt, CancelToken, Failure, Git, Outcome, RunLock, SampleRequest, SampleRunner,
+    WorktreeRunner, become_child_subreaper, default_worktree_root, run_lock_path,
 };
-use tally_store::SqliteStore;
+use tally_store::{SqliteStore, Store};
 
 use crate::cli::CampaignOptions;
 
@@ -28,7 +28,39 @@ pub struct Workspace {
     pub config_path: PathBuf,
     /// `.tally/` (store, logs, locks).
     pub tally_dir: PathBuf,
-    database: Option<String>,
+    database: Option<Database>,
+}
+
+/// Where the store is, from `--database` / `TALLY_DATABASE_URL` (`docs/cli.md#database`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Database {
+    /// A SQLite file (a path, or `sqlite:PATH`), made absolute.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database: `postgres://…` or `postgresql://…`.
+    Postgres(String),
+}
+
+impl Database {
+    /// Parses a `--database` value; relative SQLite paths are taken from `cwd`.
+    pub fn parse(url: &str, cwd: &Path) -> Self {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Self::Postgres(url.to_owned())
+        } else {
+            Self::Sqlite(cwd.join(url.strip_prefix("sqlite:").unwrap_or(url)))
+        }
+    }
+}
+
+/// The per-campaign lock of `tally run` and a baseline-measuring `tally init`: a lock file next
+/// to a SQLite store, an advisory lock in a PostgreSQL one (`docs/team.md#guarantees`). Held
+/// until dropped (the variants' contents are never read: holding them is the lock).
+#[allow(dead_code)]
+pub enum CampaignLock {
+    /// `.tally/run-<campaign>.lock`.
+    File(RunLock),
+    /// `pg_try_advisory_lock` on a connection of its own.
+    #[cfg(feature = "postgres")]
+    Postgres(Box<tally_store::PgRunLock>),
 }
 
 /// `tally.toml`, validated and built.
@@ -61,10 +93,10 @@ impl Workspace {
         let root = git.root().to_path_buf();
         std::env::set_current_dir(&root)
             .with_context(|| format!("{}: cannot work in the repository", root.display()))?;
-        let database = options.database.as_ref().map(|url| {
-            let path = url.strip_prefix("sqlite:").unwrap_or(url);
-            cwd.join(path).display().to_string()
-        });
+        let database = options
+            .database
+            .as_ref()
+            .map(|url| Database::parse(url, &cwd));
         Ok(Self {
             config_path: root.join(CONFIG_FILE),
             tally_dir: root.join(".tally"),
@@ -166,40 +198,68 @@ impl Workspace {
     }
 
     /// Where the store is: `--database`, `TALLY_DATABASE_URL`, or `.tally/tally.db`.
-    fn store_path(&self) -> PathBuf {
-        match &self.database {
-            Some(url) => PathBuf::from(url.strip_prefix("sqlite:").unwrap_or(url)),
-            None => self.tally_dir.join("tally.db"),
-        }
+    pub fn database(&self) -> Database {
+        self.database
+            .clone()
+            .unwrap_or_else(|| Database::Sqlite(self.tally_dir.join("tally.db")))
     }
 
-    /// Opens the store of `campaign` for a command that only reads it: read-only, so that no
-    /// write access is needed (a read-only mount, another user's campaign), and nothing is
-    /// created where there is no store yet.
-    pub fn open_store_read_only(&self, campaign: &str) -> anyhow::Result<SqliteStore> {
-        let path = self.store_path();
-        if !path.exists() {
-            bail!(
-                "campaign `{campaign}` is not registered: there is no store at {} yet; run \
-                 `tally init` first",
-                path.display()
-            );
+    /// Opens the store of `campaign` for a command that only reads it. A SQLite file is opened
+    /// read-only, so that no write access is needed (a read-only mount, another user's
+    /// campaign), and nothing is created where there is no store yet.
+    pub fn open_store_read_only(&self, campaign: &str) -> anyhow::Result<Box<dyn Store>> {
+        match self.database() {
+            Database::Sqlite(path) => {
+                if !path.exists() {
+                    bail!(
+                        "campaign `{campaign}` is not registered: there is no store at {} yet; \
+                         run `tally init` first",
+                        path.display()
+                    );
+                }
+                Ok(Box::new(SqliteStore::open_read_only(&path)?))
+            }
+            Database::Postgres(url) => open_postgres(&url),
         }
-        Ok(SqliteStore::open_read_only(&path)?)
     }
 
     /// Opens (creating) the store: `--database`, `TALLY_DATABASE_URL`, or `.tally/tally.db`.
-    pub fn open_store(&self) -> anyhow::Result<SqliteStore> {
+    pub fn open_store(&self) -> anyhow::Result<Box<dyn Store>> {
         if self.database.is_none() {
             self.ensure_tally_dir()?;
         }
-        let path = self.store_path();
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).with_context(|| {
-                format!("{}: cannot create the store's directory", parent.display())
-            })?;
+        match self.database() {
+            Database::Sqlite(path) => {
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent).with_context(|| {
+                        format!("{}: cannot create the store's directory", parent.display())
+                    })?;
+                }
+                Ok(Box::new(SqliteStore::open(&path)?))
+            }
+            Database::Postgres(url) => open_postgres(&url),
         }
-        Ok(SqliteStore::open(&path)?)
+    }
+
+    /// Takes the campaign's run lock (`tally run`, a baseline-measuring `tally init`), or fails
+    /// naming who holds it.
+    pub fn lock_campaign(&self, campaign: &str) -> anyhow::Result<CampaignLock> {
+        match self.database() {
+            Database::Sqlite(_) => {
+                self.ensure_tally_dir()?;
+                Ok(CampaignLock::File(RunLock::acquire(
+                    &run_lock_path(&self.tally_dir, campaign),
+                    campaign,
+                )?))
+            }
+            #[cfg(feature = "postgres")]
+            Database::Postgres(url) => {
+                let lock = tally_store::PgRunLock::acquire(&url, campaign)?;
+                Ok(CampaignLock::Postgres(Box::new(lock)))
+            }
+            #[cfg(not(feature = "postgres"))]
+            Database::Postgres(_) => Err(no_postgres()),
+        }
     }
 
     /// Creates `.tally/` and keeps it out of git (`.git/info/exclude`).
@@ -244,10 +304,30 @@ impl Workspace {
     }
 }
 
+/// Connects to a PostgreSQL store (`docs/team.md`).
+#[cfg(feature = "postgres")]
+fn open_postgres(url: &str) -> anyhow::Result<Box<dyn Store>> {
+    Ok(Box::new(tally_store::PgStore::open(url)?))
+}
+
+/// A build without the `postgres` feature cannot open a PostgreSQL store.
+#[cfg(not(feature = "postgres"))]
+fn open_postgres(_url: &str) -> anyhow::Result<Box<dyn Store>> {
+    Err(no_postgres())
+}
+
+#[cfg(not(feature = "postgres"))]
+fn no_postgres() -> anyhow::Error {
+    anyhow::anyhow!(
+        "--database: this tally was built without PostgreSQL support; rebuild it with the \
+         `postgres` feature (cargo build --features postgres), or use a SQLite file"
+    )
+}
+
 /// Builds an engine over the loaded config.
 pub fn engine<'a>(
     workspace: &Workspace,
-    store: &'a SqliteStore,
+    store: &'a dyn Store,
     runner: &'a dyn SampleRunner,
     loaded: &'a Loaded,
     observer: &'a dyn Observer,
@@ -272,7 +352,7 @@ pub struct Session {
     /// `tally.toml`, validated and built.
     pub loaded: Loaded,
     /// The store.
-    pub store: SqliteStore,
+    pub store: Box<dyn Store>,
     progress: super::progress::Progress,
 }
 
@@ -292,7 +372,7 @@ impl Session {
 
     fn open_with(
         options: &CampaignOptions,
-        open_store: impl FnOnce(&Workspace, &Loaded) -> anyhow::Result<SqliteStore>,
+        open_store: impl FnOnce(&Workspace, &Loaded) -> anyhow::Result<Box<dyn Store>>,
     ) -> anyhow::Result<Self> {
         let workspace = Workspace::discover(options)?;
         let loaded = workspace.load()?;
@@ -309,7 +389,7 @@ impl Session {
     pub fn engine(&self) -> Engine<'_> {
         engine(
             &self.workspace,
-            &self.store,
+            &*self.store,
             &NoRunner,
             &self.loaded,
             &self.progress,

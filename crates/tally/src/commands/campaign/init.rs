@@ -7,9 +7,6 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use tally_engine::InitOutcome;
-use tally_runner::{RunLock, run_lock_path};
-
-use tally_store::Store;
 
 use super::context::{CONFIG_FILE, Loaded, Workspace, engine};
 use super::progress::{Progress, interrupt_token, interrupting_signal};
@@ -85,12 +82,12 @@ pub fn run(args: &InitArgs, options: &CampaignOptions) -> anyhow::Result<Status>
     } else {
         workspace.ensure_tally_dir()?;
         let name = &loaded.settings.name;
-        let lock = RunLock::acquire(&run_lock_path(&workspace.tally_dir, name), name)?;
+        let lock = workspace.lock_campaign(name)?;
         super::run::clean_up_after_killed_commands(&workspace, &runner)?;
         Some(lock)
     };
     let progress = Progress::new();
-    let engine = engine(&workspace, &store, &runner, &loaded, &progress);
+    let engine = engine(&workspace, &*store, &runner, &loaded, &progress);
     let cancel = interrupt_token();
     let name = &loaded.settings.name;
     let outcome = engine.init(&head, &cancel)?;

@@ -4,7 +4,7 @@
 //! SIGTERM (143) or SIGHUP (129) interrupted it.
 
 use tally_engine::RunEnd;
-use tally_runner::{RunLock, prune_leftovers, run_lock_path};
+use tally_runner::prune_leftovers;
 
 use super::context::{Workspace, engine};
 use super::progress::{Progress, interrupt_token, interrupting_signal};
@@ -36,12 +36,12 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     workspace.refuse_uncommitted_evaluation(&loaded)?;
     workspace.ensure_tally_dir()?;
     let name = &loaded.settings.name;
-    let _lock = RunLock::acquire(&run_lock_path(&workspace.tally_dir, name), name)?;
+    let _lock = workspace.lock_campaign(name)?;
     let store = workspace.open_store()?;
     let runner = workspace.runner(name)?;
     clean_up_after_killed_commands(&workspace, &runner)?;
     let progress = Progress::new();
-    let engine = engine(&workspace, &store, &runner, &loaded, &progress);
+    let engine = engine(&workspace, &*store, &runner, &loaded, &progress);
     let cancel = interrupt_token();
     match engine.run(args.until_idle, &cancel)? {
         RunEnd::Idle => {
