@@ -13,6 +13,7 @@ mod campaign_snapshots;
 mod campaign_verdicts;
 mod conformance;
 mod hostile;
+mod implementers_config;
 mod import_cli;
 mod reference;
 mod support;

@@ -8,6 +8,7 @@ pub mod demo;
 pub mod init;
 pub mod measurement;
 pub mod plugins;
+mod presets;
 mod progress;
 pub mod resume;
 pub mod run;
