@@ -13,7 +13,7 @@ mod sqlite;
 
 pub use sqlite::{APPLICATION_ID, SqliteOptions, SqliteStore, Synchronous};
 pub use tally_contract::{
-    CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate,
-    NewCampaign, NewCandidate, NewEvaluation, NewMeasurement, Store, StoreError, VerdictCounts,
-    VerdictWrite, VerdictWriteOutcome,
+    CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate, Idea,
+    IdeaState, IdeaStore, NewCampaign, NewCandidate, NewEvaluation, NewIdea, NewMeasurement, Store,
+    StoreError, VerdictCounts, VerdictWrite, VerdictWriteOutcome,
 };

@@ -6,4 +6,5 @@
 mod contract;
 mod crash;
 mod fixtures;
+mod ideas;
 mod sqlite_file;

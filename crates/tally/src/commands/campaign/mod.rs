@@ -5,6 +5,7 @@ pub mod brief;
 pub mod candidate;
 mod context;
 pub mod demo;
+pub mod idea;
 pub mod init;
 pub mod measurement;
 pub mod plugins;
