@@ -4,6 +4,7 @@
 
 pub mod bench;
 mod campaign;
+mod guard;
 mod trace;
 
 use crate::cli::{Cli, Command};
@@ -11,6 +12,7 @@ use crate::exit::Status;
 
 /// Runs the command the user asked for.
 pub fn run(cli: Cli) -> anyhow::Result<Status> {
+    guard::refuse_inside_implementer(&cli.command, |name| std::env::var(name).ok())?;
     if matches!(
         cli.command,
         Command::Init(_) | Command::Run(_) | Command::Demo(_)

@@ -14,6 +14,7 @@ mod campaign_verdicts;
 mod conformance;
 mod hostile;
 mod implementers_config;
+mod implementers_guard;
 mod implementers_ideas;
 mod import_cli;
 mod reference;
