@@ -1,5 +1,6 @@
 //! Ideas (`docs/implementers.md#ideas`): what an implementer is asked to try, queued by a person
-//! with `tally idea add`. The [`IdeaStore`] trait is separate from [`crate::Store`] so that a
+//! with `tally idea add`; and runs (`docs/implementers.md#runs`), one per launch of an
+//! implementer on an idea. The [`IdeaStore`] trait is separate from [`crate::Store`] so that a
 //! backend gains ideas without the campaign contract changing; the same rules hold (one
 //! transaction per write, instants from the caller, `Ok(None)` for a missing lookup, writes
 //! naming a missing campaign fail with `NoSuchCampaign`).
@@ -84,7 +85,117 @@ pub struct NewIdea {
     pub created: UnixMillis,
 }
 
-/// Durable storage of ideas.
+/// How an implementer run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    /// Exit 0 with at least one commit of its own.
+    Finished,
+    /// A non-zero exit or a signal, or HEAD left the base.
+    Failed,
+    /// Killed at the timeout.
+    TimedOut,
+    /// No commit and no unsaved work.
+    NoCommits,
+    /// Only unsaved work, captured as a recovered commit.
+    Interrupted,
+    /// The agent could not be started.
+    NotStarted,
+    /// Stopped by the user (Ctrl-C).
+    Cancelled,
+}
+
+impl RunEnd {
+    /// The stored and printed name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Finished => "finished",
+            Self::Failed => "failed",
+            Self::TimedOut => "timed_out",
+            Self::NoCommits => "no_commits",
+            Self::Interrupted => "interrupted",
+            Self::NotStarted => "not_started",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// The end with this name.
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::Finished,
+            Self::Failed,
+            Self::TimedOut,
+            Self::NoCommits,
+            Self::Interrupted,
+            Self::NotStarted,
+            Self::Cancelled,
+        ]
+        .into_iter()
+        .find(|e| e.as_str() == s)
+    }
+
+    /// Whether the run used one of its idea's attempts.
+    pub fn counts_as_attempt(self) -> bool {
+        !matches!(self, Self::NotStarted | Self::Cancelled)
+    }
+}
+
+/// One commit a run left, oldest first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunCommit {
+    /// The full commit id.
+    pub revision: String,
+    /// The candidate it was queued as, if it was.
+    pub candidate: Option<CandidateId>,
+    /// What became of it (`queued`, `recovered: not measured`, ...).
+    pub note: String,
+}
+
+/// A run to record as started.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewRun {
+    /// The idea it works on (must exist).
+    pub idea: u32,
+    /// The candidate its worktree starts at (must exist).
+    pub base: CandidateId,
+    /// The unique tag in its processes' environment.
+    pub tag: String,
+    /// Its directory (brief, logs, worktree).
+    pub run_dir: String,
+    /// Now.
+    pub started: UnixMillis,
+    /// When it is killed.
+    pub deadline: UnixMillis,
+}
+
+/// How a run is settled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSettlement {
+    /// How it ended.
+    pub end: RunEnd,
+    /// The agent's exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// What went wrong (the stderr tail, "HEAD left the base", ...).
+    pub error: Option<String>,
+    /// Its commits, oldest first.
+    pub commits: Vec<RunCommit>,
+    /// Now.
+    pub ended: UnixMillis,
+}
+
+/// A stored run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// The campaign.
+    pub campaign: CampaignId,
+    /// Its number within the campaign, from 1.
+    pub number: u32,
+    /// What was recorded when it started.
+    pub started: NewRun,
+    /// How it was settled; `None` while it runs.
+    pub settled: Option<RunSettlement>,
+}
+
+/// Durable storage of ideas and implementer runs.
 pub trait IdeaStore: Send + Sync {
     /// Queues an idea, `ready`, numbered after the campaign's last one.
     fn add_idea(&self, campaign: CampaignId, new: &NewIdea) -> Result<Idea, StoreError>;
@@ -105,4 +216,18 @@ pub trait IdeaStore: Send + Sync {
         reason: Option<&str>,
         at: UnixMillis,
     ) -> Result<Option<Idea>, StoreError>;
+
+    /// Records a run as started, numbered after the campaign's last one.
+    fn start_run(&self, campaign: CampaignId, new: &NewRun) -> Result<Run, StoreError>;
+
+    /// Settles a running run (`InvalidValue` when it is settled already or missing).
+    fn settle_run(
+        &self,
+        campaign: CampaignId,
+        number: u32,
+        settlement: &RunSettlement,
+    ) -> Result<Run, StoreError>;
+
+    /// Every run of a campaign, by number.
+    fn list_runs(&self, campaign: CampaignId) -> Result<Vec<Run>, StoreError>;
 }

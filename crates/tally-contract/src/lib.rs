@@ -30,7 +30,9 @@ mod store;
 pub use cancel::{CancelToken, Listening, Wake};
 pub use error::{BackendError, StoreError};
 pub use evidence::{Evidence, EvidenceAccountant};
-pub use ideas::{Idea, IdeaState, IdeaStore, NewIdea};
+pub use ideas::{
+    Idea, IdeaState, IdeaStore, NewIdea, NewRun, Run, RunCommit, RunEnd, RunSettlement,
+};
 pub use outcome::{Failure, Outcome, STDERR_TAIL_CHARS, signal_name};
 pub use records::{
     CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate,

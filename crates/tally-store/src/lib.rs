@@ -14,6 +14,7 @@ mod sqlite;
 pub use sqlite::{APPLICATION_ID, SqliteOptions, SqliteStore, Synchronous};
 pub use tally_contract::{
     CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate, Idea,
-    IdeaState, IdeaStore, NewCampaign, NewCandidate, NewEvaluation, NewIdea, NewMeasurement, Store,
-    StoreError, VerdictCounts, VerdictWrite, VerdictWriteOutcome,
+    IdeaState, IdeaStore, NewCampaign, NewCandidate, NewEvaluation, NewIdea, NewMeasurement,
+    NewRun, Run, RunCommit, RunEnd, RunSettlement, Store, StoreError, VerdictCounts, VerdictWrite,
+    VerdictWriteOutcome,
 };

@@ -276,7 +276,11 @@ pub struct PluginsArgs {
 
 /// `tally brief`
 #[derive(Debug, Args)]
-pub struct BriefArgs {}
+pub struct BriefArgs {
+    /// Print the brief an implementer launched on this idea gets (`1`, `#1` or `idea#1`).
+    #[arg(long, value_name = "N")]
+    pub idea: Option<String>,
+}
 
 /// `tally demo`
 #[derive(Debug, Args)]

@@ -2,10 +2,10 @@
 //! candidate checked), lookups, and state changes.
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use tally_contract::{Idea, IdeaState, IdeaStore, NewIdea};
+use tally_contract::{Idea, IdeaState, IdeaStore, NewIdea, NewRun, Run, RunSettlement};
 use tally_model::{CampaignId, CandidateId, UnixMillis};
 
-use super::{SqliteStore, campaigns};
+use super::{SqliteStore, campaigns, runs};
 use crate::error::{Error, StoreError};
 
 const COLUMNS: &str = "campaign_id, number, title, text, attempts, base, state, reason, \
@@ -125,5 +125,22 @@ impl IdeaStore for SqliteStore {
             .execute(params![campaign.0, number, state.as_str(), reason, at.0])?;
             get(conn, campaign, number)
         })
+    }
+
+    fn start_run(&self, campaign: CampaignId, new: &NewRun) -> Result<Run, StoreError> {
+        self.write(|conn| runs::start(conn, campaign, new))
+    }
+
+    fn settle_run(
+        &self,
+        campaign: CampaignId,
+        number: u32,
+        settlement: &RunSettlement,
+    ) -> Result<Run, StoreError> {
+        self.write(|conn| runs::settle(conn, campaign, number, settlement))
+    }
+
+    fn list_runs(&self, campaign: CampaignId) -> Result<Vec<Run>, StoreError> {
+        self.read(|conn| runs::list(conn, campaign))
     }
 }

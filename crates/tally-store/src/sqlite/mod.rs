@@ -14,6 +14,7 @@ mod codec;
 mod evaluations;
 mod ideas;
 mod measurements;
+mod runs;
 mod store_impl;
 mod totals;
 

@@ -106,3 +106,44 @@ fn a_version_1_store_is_upgraded_with_its_campaigns() {
         1
     );
 }
+
+#[test]
+fn runs_are_recorded_before_they_start_and_settled_once() {
+    use tally_store::{NewRun, RunCommit, RunEnd, RunSettlement};
+    let store = SqliteStore::open_in_memory().unwrap();
+    let (campaign, _, _) = running_campaign(&store);
+    store.add_idea(campaign, &idea("fuse", None)).unwrap();
+    let new = NewRun {
+        idea: 1,
+        base: CandidateId(0),
+        tag: "tag-1".to_owned(),
+        run_dir: "/tmp/run-1".to_owned(),
+        started: UnixMillis(7_000),
+        deadline: UnixMillis(9_000),
+    };
+    let run = store.start_run(campaign, &new).unwrap();
+    assert_eq!((run.number, run.settled.as_ref()), (1, None));
+    let settlement = RunSettlement {
+        end: RunEnd::Finished,
+        exit_code: Some(0),
+        error: None,
+        commits: vec![RunCommit {
+            revision: "abc".to_owned(),
+            candidate: Some(CandidateId(1)),
+            note: "queued".to_owned(),
+        }],
+        ended: UnixMillis(8_000),
+    };
+    let settled = store.settle_run(campaign, 1, &settlement).unwrap();
+    assert_eq!(settled.settled, Some(settlement.clone()));
+    assert_eq!(settled.started, new);
+    let again = store.settle_run(campaign, 1, &settlement).unwrap_err();
+    assert!(again.to_string().contains("settled already"), "{again}");
+    let mut other = new.clone();
+    other.idea = 9;
+    assert!(
+        store.start_run(campaign, &other).is_err(),
+        "the idea must exist"
+    );
+    assert_eq!(store.list_runs(campaign).unwrap(), vec![settled]);
+}

@@ -40,7 +40,8 @@ fn migrations_apply_from_empty_and_set_the_file_up() {
             "evaluations",
             "ideas",
             "measurement_units",
-            "measurements"
+            "measurements",
+            "runs"
         ]
     );
     let app_id: i64 = raw

@@ -6,7 +6,7 @@
 use anyhow::{Context, bail};
 use serde_json::json;
 use tally_model::{Campaign, CandidateId, UnixMillis};
-use tally_store::{Idea, IdeaState, IdeaStore, NewIdea, SqliteStore, Store};
+use tally_store::{Idea, IdeaState, IdeaStore, NewIdea, Run, SqliteStore, Store};
 
 use super::context::{Session, caller, candidate_id};
 use crate::cli::{CampaignOptions, IdeaAddArgs, IdeaCommand, IdeaListArgs, IdeaParkArgs};
@@ -54,7 +54,8 @@ fn idea_number(text: &str) -> anyhow::Result<u32> {
     }
 }
 
-fn find(store: &SqliteStore, campaign: &Campaign, text: &str) -> anyhow::Result<Idea> {
+/// The idea `text` names (`1`, `#1`, `idea#1`), or an error saying how to list them.
+pub fn find_idea(store: &SqliteStore, campaign: &Campaign, text: &str) -> anyhow::Result<Idea> {
     let number = idea_number(text)?;
     store.idea(campaign.id, number)?.with_context(|| {
         format!(
@@ -136,8 +137,26 @@ fn base_text(idea: &Idea) -> String {
         .map_or_else(|| "the head at launch".to_string(), |b| b.to_string())
 }
 
-fn to_json(idea: &Idea, default: u32) -> serde_json::Value {
+fn run_json(run: &Run) -> serde_json::Value {
+    let settled = run.settled.as_ref();
     json!({
+        "run": run.number,
+        "base": run.started.base.0,
+        "end": settled.map(|s| s.end.as_str()),
+        "exit_code": settled.and_then(|s| s.exit_code),
+        "error": settled.and_then(|s| s.error.clone()),
+        "commits": settled.map_or_else(Vec::new, |s| s.commits.iter().map(|c| json!({
+            "revision": c.revision,
+            "candidate": c.candidate.map(|x| x.0),
+            "note": c.note,
+        })).collect()),
+        "run_dir": run.started.run_dir,
+    })
+}
+
+fn to_json(idea: &Idea, default: u32, runs: &[Run]) -> serde_json::Value {
+    json!({
+        "runs": runs.iter().filter(|r| r.started.idea == idea.number).map(run_json).collect::<Vec<_>>(),
         "number": idea.number,
         "title": idea.title,
         "text": idea.text,
@@ -158,7 +177,8 @@ fn list(args: &IdeaListArgs, options: &CampaignOptions) -> anyhow::Result<Status
     let ideas = session.store.list_ideas(campaign.id)?;
     let default = default_attempts(&session);
     if args.json {
-        let list: Vec<_> = ideas.iter().map(|i| to_json(i, default)).collect();
+        let runs = session.store.list_runs(campaign.id)?;
+        let list: Vec<_> = ideas.iter().map(|i| to_json(i, default, &runs)).collect();
         let mut text = serde_json::to_string_pretty(&list)?;
         text.push('\n');
         printer::out(&text)?;
@@ -189,7 +209,7 @@ fn list(args: &IdeaListArgs, options: &CampaignOptions) -> anyhow::Result<Status
 fn show(id: &str, options: &CampaignOptions) -> anyhow::Result<Status> {
     let session = Session::open_read_only(options)?;
     let campaign = registered(&session.store, &session)?;
-    let idea = find(&session.store, &campaign, id)?;
+    let idea = find_idea(&session.store, &campaign, id)?;
     let attempts = match idea.attempts {
         Some(n) => n.to_string(),
         None => format!("{} (the default)", default_attempts(&session)),
@@ -203,6 +223,36 @@ fn show(id: &str, options: &CampaignOptions) -> anyhow::Result<Status> {
     text.push_str(&format!("attempts: {attempts}\n"));
     text.push_str(&format!("base:     {}\n", base_text(&idea)));
     text.push_str(&format!("added by: {}\n", idea.added_by));
+    for run in session
+        .store
+        .list_runs(campaign.id)?
+        .iter()
+        .filter(|r| r.started.idea == idea.number)
+    {
+        match &run.settled {
+            None => text.push_str(&format!(
+                "run#{}:   running (from {})\n",
+                run.number, run.started.base
+            )),
+            Some(s) => {
+                text.push_str(&format!("run#{}:   {}", run.number, s.end.as_str()));
+                if let Some(error) = &s.error {
+                    text.push_str(&format!(" ({})", error.lines().next().unwrap_or_default()));
+                }
+                text.push('\n');
+                for c in &s.commits {
+                    text.push_str(&format!(
+                        "  {} {}\n",
+                        &c.revision[..12.min(c.revision.len())],
+                        match c.candidate {
+                            Some(id) if c.note == "queued" => format!("queued as {id}"),
+                            _ => c.note.clone(),
+                        }
+                    ));
+                }
+            }
+        }
+    }
     if !idea.text.trim().is_empty() {
         text.push('\n');
         text.push_str(idea.text.trim_end());
@@ -215,7 +265,7 @@ fn show(id: &str, options: &CampaignOptions) -> anyhow::Result<Status> {
 fn park(args: &IdeaParkArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
     let session = Session::open(options)?;
     let campaign = registered(&session.store, &session)?;
-    let idea = find(&session.store, &campaign, &args.id)?;
+    let idea = find_idea(&session.store, &campaign, &args.id)?;
     match idea.state {
         IdeaState::Parked => {
             printer::out_line(&format!("idea#{} is already parked", idea.number))?;

@@ -6,6 +6,7 @@ pub mod candidate;
 mod context;
 pub mod demo;
 pub mod idea;
+mod implement;
 pub mod init;
 pub mod measurement;
 pub mod plugins;
