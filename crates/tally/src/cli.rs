@@ -61,6 +61,8 @@ pub enum Command {
     Candidate(CampaignGroup<CandidateCommand>),
     /// Queue and inspect ideas for implementers (coding agents).
     Idea(CampaignGroup<IdeaCommand>),
+    /// Inspect and cancel implementer runs.
+    Implementer(CampaignGroup<ImplementerCommand>),
     /// Evaluate and judge the queued candidates.
     Run(WithCampaign<RunArgs>),
     /// Show the campaign: head, goal, evaluations, candidates, facts.
@@ -218,6 +220,25 @@ pub struct IdeaShowArgs {
 pub struct IdeaParkArgs {
     /// The idea (`1`, `#1` or `idea#1`).
     #[arg(value_name = "N")]
+    pub id: String,
+}
+
+/// `tally implementer ...`
+#[derive(Debug, Subcommand)]
+pub enum ImplementerCommand {
+    /// List the runs, oldest first.
+    List(IdeaListArgs),
+    /// Show one run: its end, commits and their verdicts, logs.
+    Show(RunIdArgs),
+    /// Stop a running implementer: its processes are killed and `tally run` collects its work.
+    Cancel(RunIdArgs),
+}
+
+/// A run argument.
+#[derive(Debug, Args)]
+pub struct RunIdArgs {
+    /// The run (`1`, `#1` or `run#1`).
+    #[arg(value_name = "RUN")]
     pub id: String,
 }
 

@@ -1,10 +1,11 @@
 //! The commands that change a campaign refuse to run inside an implementer's environment
 //! (`docs/implementers.md#protection`): when `TALLY_ACTOR` or `TALLY_RUN_TAG` is set, a coding
 //! agent — or anything it started — is asking, and the campaign's record is not its to write.
-//! Reading commands (`status`, `brief`, `plugins`, `candidate show`, `idea list|show`) and the
+//! Reading commands (`status`, `brief`, `plugins`, `candidate show`, `idea list|show`,
+//! `implementer list|show`) and the
 //! evidence and bench commands stay available.
 
-use crate::cli::{CandidateCommand, Command, IdeaCommand};
+use crate::cli::{CandidateCommand, Command, IdeaCommand, ImplementerCommand};
 
 /// The variables that mark an implementer's environment.
 pub const MARKERS: &[&str] = &["TALLY_ACTOR", "TALLY_RUN_TAG"];
@@ -26,6 +27,10 @@ fn writing_command(command: &Command) -> Option<&'static str> {
             IdeaCommand::Add(_) => Some("idea add"),
             IdeaCommand::Park(_) => Some("idea park"),
             IdeaCommand::List(_) | IdeaCommand::Show(_) => None,
+        },
+        Command::Implementer(c) => match c.command {
+            ImplementerCommand::Cancel(_) => Some("implementer cancel"),
+            ImplementerCommand::List(_) | ImplementerCommand::Show(_) => None,
         },
         Command::Status(_)
         | Command::Plugins(_)

@@ -24,6 +24,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Init(c) => campaign::init::run(&c.args, &c.options),
         Command::Candidate(c) => campaign::candidate::run(&c.command, &c.options),
         Command::Idea(c) => campaign::idea::run(&c.command, &c.options),
+        Command::Implementer(c) => campaign::implementer::run(&c.command, &c.options),
         Command::Run(c) => campaign::run::run(&c.args, &c.options),
         Command::Status(c) => campaign::status::run(&c.args, &c.options),
         Command::Measurement(c) => campaign::measurement::run(&c.command, &c.options),

@@ -41,6 +41,7 @@ fn write_commands_refuse_inside_an_implementer_and_record_nothing() {
         (&["campaign", "resume"], "campaign resume"),
         (&["idea", "add", "sneaky"], "idea add"),
         (&["idea", "park", "1"], "idea park"),
+        (&["implementer", "cancel", "1"], "implementer cancel"),
     ];
     for (marker, value) in [("TALLY_ACTOR", "implementer#3"), ("TALLY_RUN_TAG", "5f0c")] {
         for (args, name) in writes {

@@ -405,3 +405,66 @@ fn ctrl_c_stops_the_agent_collects_its_work_and_exits_130() {
     assert_eq!(candidate(&repo.status_json(), 1)["verdict"], "pending");
     assert_nothing_survives(&repo, 1);
 }
+
+#[test]
+fn implementer_list_show_and_cancel() {
+    let repo = campaign("");
+    add_idea(
+        &repo,
+        "long",
+        "SCRIPT: mode=sleep\nSCRIPT: conf=tok_s=1200\n",
+    );
+    let tally = repo.command(&["run", "--until-idle"]).spawn().unwrap();
+    repo.wait_for_signal("working-1");
+    let out = repo.tally(&["implementer", "list"]);
+    assert_eq!(
+        text(&out.stdout),
+        "run     idea    end          base          commits  error\nrun#1   idea#1  running      candidate#0         0  \n"
+    );
+    let out = repo.tally(&["implementer", "cancel", "run#1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("run#1 cancelled: "),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = tally.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_nothing_survives(&repo, 1);
+
+    let out = repo.tally(&["implementer", "show", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.starts_with("run#1: idea#1\nend:     cancelled\nerror:   cancelled by `tally implementer cancel`\nbase:    candidate#0\n"), "{shown}");
+    assert!(
+        shown.contains("stderr:  ") && shown.contains("/runs/1/stderr.log\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.ends_with(": keep\n"),
+        "its commit was queued and judged: {shown}"
+    );
+    let idea = &ideas(&repo)[0];
+    assert_eq!(
+        (idea["state"].as_str(), idea["reason"].as_str()),
+        (Some("parked"), Some("run#1 was cancelled by hand"))
+    );
+    let list: Value =
+        serde_json::from_slice(&repo.tally(&["implementer", "list", "--json"]).stdout).unwrap();
+    assert_eq!(
+        (list[0]["run"].as_u64(), list[0]["idea"].as_u64()),
+        (Some(1), Some(1))
+    );
+
+    let out = repo.tally(&["implementer", "cancel", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "error: run#1 has ended (cancelled); there is nothing to cancel\n"
+    );
+    let out = repo.tally(&["implementer", "show", "7"]);
+    assert_eq!(
+        text(&out.stderr),
+        "error: no run#7 in campaign `agents`; `tally implementer list` shows them\n"
+    );
+}

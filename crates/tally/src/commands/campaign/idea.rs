@@ -26,7 +26,8 @@ pub fn run(command: &IdeaCommand, options: &CampaignOptions) -> anyhow::Result<S
     }
 }
 
-fn registered(store: &SqliteStore, session: &Session) -> anyhow::Result<Campaign> {
+/// The campaign of `tally.toml`, which must be registered.
+pub fn registered(store: &SqliteStore, session: &Session) -> anyhow::Result<Campaign> {
     let name = &session.loaded.settings.name;
     store
         .campaign_by_name(name)?
@@ -137,10 +138,12 @@ fn base_text(idea: &Idea) -> String {
         .map_or_else(|| "the head at launch".to_string(), |b| b.to_string())
 }
 
-fn run_json(run: &Run) -> serde_json::Value {
+/// A run as `idea list --json` and `implementer list --json` print it.
+pub fn run_json(run: &Run) -> serde_json::Value {
     let settled = run.settled.as_ref();
     json!({
         "run": run.number,
+        "idea": run.started.idea,
         "base": run.started.base.0,
         "end": settled.map(|s| s.end.as_str()),
         "exit_code": settled.and_then(|s| s.exit_code),

@@ -7,6 +7,7 @@ mod context;
 pub mod demo;
 pub mod idea;
 mod implement;
+pub mod implementer;
 pub mod init;
 pub mod measurement;
 pub mod plugins;

@@ -6,8 +6,6 @@
 use tally_engine::RunEnd;
 use tally_runner::{RunLock, prune_leftovers, run_lock_path};
 
-use tally_store::RunEnd as RunEndOfAgent;
-
 use super::brief::campaign_brief;
 use super::context::{Workspace, engine};
 use super::implement;
@@ -65,7 +63,7 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
             &cancel,
         )? {
             None => break,
-            Some(launched) if launched.end == RunEndOfAgent::Cancelled => {
+            Some(launched) if launched.interrupted => {
                 let (signal, name) = interrupting_signal();
                 printer::note(&format!(
                     "interrupted ({name}): the implementer was stopped, its work collected and queued"

@@ -25,10 +25,13 @@ use tally_store::{
 use super::context::{Loaded, Workspace};
 use crate::printer;
 
+/// The file `tally implementer cancel` leaves in a run's directory.
+pub const CANCELLED_FILE: &str = "cancelled";
+
 /// What a launch ended as.
 pub struct Launched {
-    /// How the run ended.
-    pub end: RunEnd,
+    /// `tally run` itself was interrupted (Ctrl-C, SIGTERM): it must stop too.
+    pub interrupted: bool,
 }
 
 /// A run's directory: `<worktree root of the campaign>/runs/<run>`, outside the repository.
@@ -219,7 +222,7 @@ pub fn launch_next(
             (ended.end, ended.stderr_tail)
         }
     };
-    let end = finish(
+    finish(
         workspace,
         loaded,
         store,
@@ -230,7 +233,9 @@ pub fn launch_next(
         end,
         stderr_tail,
     )?;
-    Ok(Some(Launched { end }))
+    Ok(Some(Launched {
+        interrupted: cancel.is_cancelled(),
+    }))
 }
 
 fn needs_identity(workspace: &Workspace) -> bool {
@@ -296,6 +301,7 @@ fn finish(
             note: "recovered: unsaved work, not measured".into(),
         });
     }
+    let cancelled_by_hand = dir.join(CANCELLED_FILE).exists();
     let (end, exit_code, error) = classify(
         end,
         &stderr_tail,
@@ -303,6 +309,14 @@ fn finish(
         !own.is_empty(),
         recovered.is_some(),
     );
+    let (end, error) = if cancelled_by_hand {
+        (
+            RunEnd::Cancelled,
+            Some("cancelled by `tally implementer cancel`".to_string()),
+        )
+    } else {
+        (end, error)
+    };
     let settled = store.settle_run(
         campaign.id,
         run.number,
@@ -327,7 +341,18 @@ fn finish(
             .unwrap_or_default()
     ));
     if let Some(idea) = idea {
-        settle_idea(store, campaign, idea, settings)?;
+        if cancelled_by_hand && idea.state == IdeaState::Ready {
+            let reason = format!("run#{} was cancelled by hand", run.number);
+            store.set_idea_state(
+                campaign.id,
+                idea.number,
+                IdeaState::Parked,
+                Some(&reason),
+                UnixMillis::now(),
+            )?;
+        } else {
+            settle_idea(store, campaign, idea, settings)?;
+        }
     }
     Ok(end)
 }
