@@ -35,6 +35,7 @@ noise) echo noise > .aider.chat.history.md ;;
 fail) commit_each; echo "agent: the model refused" >&2; exit 3 ;;
 leave-base) git checkout -q --orphan elsewhere; git commit -qm "no history" ;;
 revert) git commit -q --allow-empty -m "nothing changed" ;;
+edit-evaluate) echo 'echo METRIC tok_s=99999; exit 0' > evaluate.sh; git commit -qam "faster benchmark"; commit_each ;;
 sleep)
     commit_each
     touch "$E2E_DIR/working-$TALLY_RUN"
@@ -467,4 +468,38 @@ fn implementer_list_show_and_cancel() {
         text(&out.stderr),
         "error: no run#7 in campaign `agents`; `tally implementer list` shows them\n"
     );
+}
+
+#[test]
+fn a_commit_that_changes_the_evaluate_script_is_refused_unmeasured() {
+    let repo = campaign("");
+    add_idea(
+        &repo,
+        "cheat",
+        "SCRIPT: mode=edit-evaluate\nSCRIPT: conf=tok_s=1100\n",
+    );
+    let stderr = run(&repo);
+    let run0 = &ideas(&repo)[0]["runs"][0];
+    let commits = run0["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 2, "{stderr}");
+    // Both trees differ from the base in evaluate.sh: both refused, neither measured.
+    for (i, c) in commits.iter().enumerate() {
+        assert_eq!(
+            c["note"], "refused: changes protected path evaluate.sh",
+            "{c}"
+        );
+        let status = repo.status_json();
+        let cand = candidate(&status, i as u64 + 1);
+        assert_eq!(cand["verdict"], "discard");
+        assert_eq!(
+            cand["reason"],
+            "refused: changes protected path evaluate.sh"
+        );
+        assert_eq!(
+            cand["measurements"].as_array().unwrap().len(),
+            0,
+            "no sample was taken"
+        );
+    }
+    assert_eq!(repo.status_json()["head"]["candidate"], 0);
 }

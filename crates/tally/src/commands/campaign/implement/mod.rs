@@ -15,11 +15,12 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use tally_config::ImplementerSettings;
-use tally_model::{Campaign, CampaignState, CandidateId, UnixMillis};
+use tally_model::{Actor, Campaign, CampaignState, CandidateId, UnixMillis, Verdict};
 use tally_process::{CancelToken, End};
 use tally_runner::{CommitId, default_worktree_root};
 use tally_store::{
-    Idea, IdeaState, IdeaStore, NewRun, Run, RunCommit, RunEnd, RunSettlement, SqliteStore, Store,
+    HeadUpdate, Idea, IdeaState, IdeaStore, NewRun, Run, RunCommit, RunEnd, RunSettlement,
+    SqliteStore, Store, VerdictWrite,
 };
 
 use super::context::{Loaded, Workspace};
@@ -293,7 +294,17 @@ fn finish(
         .iter()
         .filter(|c| Some(*c) != recovered.as_ref())
         .collect();
-    let mut run_commits = queue(workspace, engine, run, idea, &own, settings)?;
+    let mut run_commits = queue(
+        workspace,
+        store,
+        campaign,
+        engine,
+        run,
+        idea,
+        &own,
+        &base_revision,
+        settings,
+    )?;
     if let Some(r) = &recovered {
         run_commits.push(RunCommit {
             revision: r.clone(),
@@ -444,13 +455,18 @@ fn classify(
     (kind, exit_code, error)
 }
 
-/// Queues the run's own commits as candidates, in order.
+/// Queues the run's own commits as candidates, in order; one whose tree differs from the base in
+/// a protected path is added already judged `discard`, never measured.
+#[allow(clippy::too_many_arguments)]
 fn queue(
     workspace: &Workspace,
+    store: &SqliteStore,
+    campaign: &Campaign,
     engine: &tally_engine::Engine<'_>,
     run: &Run,
     idea: Option<&Idea>,
     own: &[&String],
+    base_revision: &str,
     settings: Option<&ImplementerSettings>,
 ) -> anyhow::Result<Vec<RunCommit>> {
     let mut out = Vec::new();
@@ -475,6 +491,40 @@ fn queue(
                 revision: (*commit).clone(),
                 candidate: Some(*same),
                 note: format!("same tree as {same}: not measured again"),
+            });
+            continue;
+        }
+        if let Some(path) = protected_change(workspace, base_revision, commit, settings)? {
+            let reason = format!("refused: changes protected path {path}");
+            let id = CommitId::parse(commit).context("git printed a commit id it cannot parse")?;
+            let note = format!("run#{}: {reason}", run.number);
+            let added = engine.add_candidates(
+                &[id],
+                Some(&note),
+                &format!("implementer#{}", run.number),
+            )?;
+            let candidate = added
+                .first()
+                .map(|c| c.id)
+                .context("no candidate was added")?;
+            let _ = store.set_verdict(
+                campaign.id,
+                candidate,
+                &VerdictWrite {
+                    verdict: Verdict::Discard,
+                    reason: Some(reason.clone()),
+                    by: Actor::Loop,
+                    at: UnixMillis::now(),
+                    judged_against: None,
+                    head: HeadUpdate::Unchanged,
+                },
+            )?;
+            printer::note(&format!("{candidate}: discard — {reason} (not measured)"));
+            known.push((tree.clone(), candidate));
+            out.push(RunCommit {
+                revision: (*commit).clone(),
+                candidate: Some(candidate),
+                note: reason,
             });
             continue;
         }
@@ -510,6 +560,26 @@ fn queue(
         });
     }
     Ok(out)
+}
+
+/// The first protected path (by `[implementer] protect`) whose content differs between the base
+/// and `commit`, if any.
+fn protected_change(
+    workspace: &Workspace,
+    base: &str,
+    commit: &str,
+    settings: Option<&ImplementerSettings>,
+) -> anyhow::Result<Option<String>> {
+    let Some(settings) = settings else {
+        return Ok(None);
+    };
+    let changed = workspace
+        .git
+        .command(&["diff", "--name-only", "--no-renames", base, commit])?;
+    Ok(changed
+        .lines()
+        .find(|path| settings.protect.iter().any(|g| glob::matches(g, path)))
+        .map(str::to_string))
 }
 
 /// A campaign name as a ref component.
