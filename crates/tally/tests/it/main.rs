@@ -16,6 +16,7 @@ mod hostile;
 mod implementers_config;
 mod implementers_guard;
 mod implementers_ideas;
+mod implementers_presets;
 mod implementers_runs;
 mod import_cli;
 mod reference;
