@@ -232,6 +232,8 @@ pub enum ImplementerCommand {
     Show(RunIdArgs),
     /// Stop a running implementer: its processes are killed and `tally run` collects its work.
     Cancel(RunIdArgs),
+    /// Find the configured harness on PATH and run its `--version`.
+    Check,
 }
 
 /// A run argument.

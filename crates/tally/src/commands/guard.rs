@@ -30,7 +30,9 @@ fn writing_command(command: &Command) -> Option<&'static str> {
         },
         Command::Implementer(c) => match c.command {
             ImplementerCommand::Cancel(_) => Some("implementer cancel"),
-            ImplementerCommand::List(_) | ImplementerCommand::Show(_) => None,
+            ImplementerCommand::List(_)
+            | ImplementerCommand::Show(_)
+            | ImplementerCommand::Check => None,
         },
         Command::Status(_)
         | Command::Plugins(_)

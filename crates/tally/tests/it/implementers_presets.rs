@@ -152,3 +152,58 @@ fn gemini_aider_and_pi_get_their_argv() {
         ]
     );
 }
+
+#[test]
+fn implementer_check_finds_the_harness_and_asks_its_version() {
+    let repo = CampaignRepo::new();
+    repo.write(
+        "tally.toml",
+        &format!("{CAMPAIGN}\n[implementer]\npreset = \"claude\"\nmodel = \"m\"\n"),
+    );
+    repo.commit_bench("baseline", "tok_s=1000\n");
+    let bin = repo.signals().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("claude");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\n[ \"$1\" = --version ] && echo '1.0.3 (Claude Code)'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let out = repo
+        .command(&["implementer", "check"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "error: claude: not found on PATH; install it, or name another program in [implementer] command\n"
+    );
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let out = repo
+        .command(&["implementer", "check"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!("claude: {} (1.0.3 (Claude Code))\n", fake.display())
+    );
+
+    std::fs::write(&fake, "#!/bin/sh\necho 'unknown option' >&2; exit 2\n").unwrap();
+    let out = repo
+        .command(&["implementer", "check"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--version` did not succeed (Exited(2)): unknown option"),
+        "{}",
+        text(&out.stderr)
+    );
+}

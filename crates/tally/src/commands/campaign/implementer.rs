@@ -21,6 +21,81 @@ pub fn run(command: &ImplementerCommand, options: &CampaignOptions) -> anyhow::R
         ImplementerCommand::List(args) => list(args, options),
         ImplementerCommand::Show(args) => show(args, options),
         ImplementerCommand::Cancel(args) => cancel(args, options),
+        ImplementerCommand::Check => check(options),
+    }
+}
+
+/// Where `exe` is: a path with `/` relative to the repository, else the first match on `PATH`.
+fn locate(exe: &str, root: &std::path::Path) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &std::path::Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if exe.contains('/') {
+        let path = root.join(exe);
+        return executable(&path).then_some(path);
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(exe))
+            .find(|p| executable(p))
+    })
+}
+
+/// `tally implementer check`: the harness's executable on `PATH` and, for a preset, what its
+/// `--version` says (10 s at most, its process group killed after).
+fn check(options: &CampaignOptions) -> anyhow::Result<Status> {
+    let workspace = super::context::Workspace::discover(options)?;
+    let loaded = workspace.load()?;
+    let settings =
+        loaded.settings.implementer.as_ref().context(
+            "tally.toml has no [implementer] table; add one (docs/implementers.md#config)",
+        )?;
+    let exe = &settings.exe;
+    let Some(path) = locate(exe, workspace.root()) else {
+        bail!(
+            "{exe}: not found on PATH; install it, or name another program in [implementer] command"
+        );
+    };
+    if settings.preset.is_none() {
+        printer::out_line(&format!("{exe}: {}", path.display()))?;
+        return Ok(Status::Success);
+    }
+    let argv = vec![path.display().to_string(), "--version".to_string()];
+    let run = tally_process::run_in_group(
+        tally_process::Command {
+            argv: &argv,
+            dir: Some(workspace.root()),
+            env: Vec::new(),
+            stdin: None,
+            stdout: tally_process::Sink::memory(),
+            stderr: tally_process::Sink::memory(),
+        },
+        b"TALLY_IMPLEMENTER_CHECK=1",
+        std::time::Duration::from_secs(10),
+        &tally_process::CancelToken::new(),
+    )
+    .map_err(|e| anyhow::anyhow!("{exe}: cannot run {}: {e:?}", path.display()))?;
+    let said = String::from_utf8_lossy(if run.stdout.is_empty() {
+        &run.stderr
+    } else {
+        &run.stdout
+    })
+    .lines()
+    .next()
+    .unwrap_or("")
+    .trim()
+    .to_string();
+    match run.end {
+        tally_process::End::Exited(0) => {
+            printer::out_line(&format!("{exe}: {} ({said})", path.display()))?;
+            Ok(Status::Success)
+        }
+        end => bail!(
+            "{exe}: `{} --version` did not succeed ({end:?}): {said}",
+            path.display()
+        ),
     }
 }
 
