@@ -19,6 +19,7 @@ set -eu
 brief=$1
 env > "$E2E_DIR/env-$TALLY_RUN"
 pwd > "$E2E_DIR/pwd-$TALLY_RUN"
+ls -A > "$E2E_DIR/ls-$TALLY_RUN"
 mode=$(sed -n 's/^SCRIPT: mode=//p' "$brief" | tail -n 1)
 confs=$(sed -n 's/^SCRIPT: conf=//p' "$brief")
 commit_each() {
@@ -502,4 +503,61 @@ fn a_commit_that_changes_the_evaluate_script_is_refused_unmeasured() {
         );
     }
     assert_eq!(repo.status_json()["head"]["candidate"], 0);
+}
+
+#[test]
+fn past_max_measured_the_middle_commits_are_skipped_and_the_last_queued() {
+    let repo = campaign("max_measured = 2");
+    add_idea(
+        &repo,
+        "three steps",
+        "SCRIPT: mode=ok\nSCRIPT: conf=tok_s=1100\nSCRIPT: conf=tok_s=1200\nSCRIPT: conf=tok_s=1300\n",
+    );
+    run(&repo);
+    let commits = ideas(&repo)[0]["runs"][0]["commits"].clone();
+    let notes: Vec<(Option<u64>, &str)> = commits
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["candidate"].as_u64(), c["note"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            (Some(1), "queued"),
+            (None, "skipped: over max_measured"),
+            (Some(2), "queued")
+        ]
+    );
+    let status = repo.status_json();
+    assert_eq!(status["candidates"].as_array().unwrap().len(), 3);
+    assert_eq!(candidate(&status, 2)["verdict"], "keep");
+}
+
+#[test]
+fn the_users_uncommitted_edits_are_neither_seen_nor_touched() {
+    let repo = campaign("");
+    repo.write("scratch.txt", "my notes\n");
+    repo.write("agent.sh.orig", "an edit in progress\n");
+    add_idea(&repo, "step", "SCRIPT: mode=ok\nSCRIPT: conf=tok_s=1200\n");
+    run(&repo);
+    let seen = std::fs::read_to_string(repo.signals().join("ls-1")).unwrap();
+    assert!(
+        !seen.contains("scratch.txt") && !seen.contains("agent.sh.orig"),
+        "{seen}"
+    );
+    assert!(seen.contains("bench.conf"), "{seen}");
+    assert_eq!(
+        std::fs::read_to_string(repo.root().join("scratch.txt")).unwrap(),
+        "my notes\n"
+    );
+    assert_eq!(
+        repo.git(&["status", "--porcelain"]),
+        "?? agent.sh.orig\n?? scratch.txt"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.root().join("bench.conf")).unwrap(),
+        "tok_s=1000\n",
+        "the main checkout stays where it was"
+    );
 }
