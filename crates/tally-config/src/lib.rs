@@ -6,8 +6,14 @@
 //! did-you-mean; provider tables checked against the provider's declared parameters (the
 //! [`Registry`](tally_plugin::Registry) says which providers exist). No I/O: callers pass the text.
 
+mod implementer;
+mod presets;
 mod read;
 mod settings;
 
+pub use implementer::{
+    ImplementerSettings, Overlap, PLACEHOLDERS, Prices, StdinMode, placeholders,
+};
+pub use presets::{PRESET_NAMES, Preset, preset, presets};
 pub use read::{ConfigError, parse_settings, toml_to_json};
 pub use settings::{MetricSpec, ProviderChoice, SectionChoice, Settings};

@@ -2,8 +2,9 @@
 //! checked against `docs/campaign.md#tally-toml` and the chosen providers' declared parameters and
 //! value checks, with all problems collected and reported together, one line each, at their
 //! dotted keys. One module per table: [`top`] (the top-level keys), [`metrics`], [`plugins`],
-//! [`surfaces`] (`[status]`, `[brief]`).
+//! [`surfaces`] (`[status]`, `[brief]`), [`implementer`].
 
+mod implementer;
 mod metrics;
 mod plugins;
 mod surfaces;
@@ -44,6 +45,7 @@ const TOP_KEYS: &[&str] = &[
     "plugins",
     "status",
     "brief",
+    "implementer",
 ];
 /// Parses and validates `tally.toml` text against the registry's providers.
 pub fn parse_settings(text: &str, registry: &Registry) -> Result<Settings, ConfigError> {
@@ -77,6 +79,7 @@ pub fn parse_settings(text: &str, registry: &Registry) -> Result<Settings, Confi
     let plugins = plugins::read_plugins(&root, registry, &mut p);
     let status = surfaces::read_surface(root.get("status"), "status", registry, &mut p);
     let brief = surfaces::read_surface(root.get("brief"), "brief", registry, &mut p);
+    let implementer = implementer::read_implementer(&root, &evaluate, &link, &mut p);
     if !p.is_empty() {
         return Err(ConfigError::Problems(p));
     }
@@ -92,5 +95,6 @@ pub fn parse_settings(text: &str, registry: &Registry) -> Result<Settings, Confi
         fact_sources: plugins.fact_sources,
         status,
         brief,
+        implementer,
     })
 }

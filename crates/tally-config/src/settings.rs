@@ -4,6 +4,8 @@
 use tally_model::{Direction, Role};
 use tally_plugin::Params;
 
+use crate::implementer::ImplementerSettings;
+
 /// One `[[metrics]]` entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetricSpec {
@@ -73,6 +75,8 @@ pub struct Settings {
     pub status: SectionChoice,
     /// `[brief]`.
     pub brief: SectionChoice,
+    /// `[implementer]`; `None`: no implementers.
+    pub implementer: Option<ImplementerSettings>,
 }
 
 impl Settings {

@@ -3,7 +3,8 @@
 //! `test-support` feature) the conformance suite every backend must pass; the [`SampleRunner`]
 //! trait with the request and the [`Attempt`] it answers, how an attempt ended ([`Outcome`],
 //! [`Failure`]) and the retry rule; the [`CancelToken`] that stops a sample in flight; and the
-//! [`EvidenceAccountant`] that says what an evidence artifact accounts for ([`Evidence`]).
+//! [`EvidenceAccountant`] that says what an evidence artifact accounts for ([`Evidence`]); and
+//! the [`IdeaStore`] of implementer ideas.
 //!
 //! Why a crate of its own rather than more of `tally-model`: the model is plain data that the
 //! plugin contract hands to providers, while these are behaviour — traits a backend or an
@@ -20,6 +21,7 @@ mod cancel;
 pub mod conformance;
 mod error;
 mod evidence;
+mod ideas;
 mod outcome;
 mod records;
 mod sample;
@@ -28,6 +30,10 @@ mod store;
 pub use cancel::{CancelToken, Listening, Wake};
 pub use error::{BackendError, StoreError};
 pub use evidence::{Evidence, EvidenceAccountant};
+pub use ideas::{
+    Idea, IdeaState, IdeaStore, ImplementerStore, NewIdea, NewRun, Run, RunCommit, RunEnd,
+    RunSettlement,
+};
 pub use outcome::{Failure, Outcome, STDERR_LINE_CHARS, signal_name};
 pub use records::{
     CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate,

@@ -196,4 +196,10 @@ pub trait Store: Send + Sync {
         campaign: CampaignId,
         limit: u32,
     ) -> Result<Vec<EvaluationDuration>, StoreError>;
+
+    /// This store as one that also keeps ideas and implementer runs
+    /// ([`crate::ImplementerStore`]); `None` for a backend that does not (yet) keep them.
+    fn with_ideas(&self) -> Option<&dyn crate::ImplementerStore> {
+        None
+    }
 }

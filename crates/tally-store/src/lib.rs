@@ -22,7 +22,8 @@ pub use copy::{CopySummary, copy_sqlite_to_postgres};
 pub use pg::{PgOptions, PgRunLock, PgStore, RunLockError, RunLockHeld, redact};
 pub use sqlite::{APPLICATION_ID, SqliteOptions, SqliteStore, Synchronous};
 pub use tally_contract::{
-    CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate,
-    NewCampaign, NewCandidate, NewEvaluation, NewMeasurement, Store, StoreError, VerdictCounts,
-    VerdictWrite, VerdictWriteOutcome,
+    CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate, Idea,
+    IdeaState, IdeaStore, ImplementerStore, NewCampaign, NewCandidate, NewEvaluation, NewIdea,
+    NewMeasurement, NewRun, Run, RunCommit, RunEnd, RunSettlement, Store, StoreError,
+    VerdictCounts, VerdictWrite, VerdictWriteOutcome,
 };

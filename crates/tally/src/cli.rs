@@ -60,6 +60,10 @@ pub enum Command {
     Init(WithCampaign<InitArgs>),
     /// Propose, inspect and judge candidates.
     Candidate(CampaignGroup<CandidateCommand>),
+    /// Queue and inspect ideas for implementers (coding agents).
+    Idea(CampaignGroup<IdeaCommand>),
+    /// Inspect and cancel implementer runs.
+    Implementer(CampaignGroup<ImplementerCommand>),
     /// Evaluate and judge the queued candidates.
     Run(WithCampaign<RunArgs>),
     /// Show the campaign: head, goal, evaluations, candidates, facts.
@@ -184,6 +188,85 @@ pub struct CandidateVerdictArgs {
     pub reason: String,
 }
 
+/// `tally idea ...`
+#[derive(Debug, Subcommand)]
+pub enum IdeaCommand {
+    /// Queue an idea (ready).
+    Add(IdeaAddArgs),
+    /// List the ideas, oldest first.
+    List(IdeaListArgs),
+    /// Show one idea with its text.
+    Show(IdeaShowArgs),
+    /// Set an idea aside: it is never launched.
+    Park(IdeaParkArgs),
+}
+
+/// `tally idea add`
+#[derive(Debug, Args)]
+pub struct IdeaAddArgs {
+    /// One line saying what to try.
+    #[arg(value_name = "TITLE")]
+    pub title: String,
+    /// What to try, in more words.
+    #[arg(long, conflicts_with = "file")]
+    pub text: Option<String>,
+    /// Read the text from this file.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Attempts allowed (default: `[implementer] attempts`, else 2).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub attempts: Option<u32>,
+    /// The candidate to start from: an id or a revision that is a candidate (default: the head
+    /// at launch).
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+}
+
+/// `tally idea list`
+#[derive(Debug, Args)]
+pub struct IdeaListArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tally idea show`
+#[derive(Debug, Args)]
+pub struct IdeaShowArgs {
+    /// The idea (`1`, `#1` or `idea#1`).
+    #[arg(value_name = "N")]
+    pub id: String,
+}
+
+/// `tally idea park`
+#[derive(Debug, Args)]
+pub struct IdeaParkArgs {
+    /// The idea (`1`, `#1` or `idea#1`).
+    #[arg(value_name = "N")]
+    pub id: String,
+}
+
+/// `tally implementer ...`
+#[derive(Debug, Subcommand)]
+pub enum ImplementerCommand {
+    /// List the runs, oldest first.
+    List(IdeaListArgs),
+    /// Show one run: its end, commits and their verdicts, logs.
+    Show(RunIdArgs),
+    /// Stop a running implementer: its processes are killed and `tally run` collects its work.
+    Cancel(RunIdArgs),
+    /// Find the configured harness on PATH and run its `--version`.
+    Check,
+}
+
+/// A run argument.
+#[derive(Debug, Args)]
+pub struct RunIdArgs {
+    /// The run (`1`, `#1` or `run#1`).
+    #[arg(value_name = "RUN")]
+    pub id: String,
+}
+
 /// `tally run`
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -239,7 +322,11 @@ pub struct PluginsArgs {
 
 /// `tally brief`
 #[derive(Debug, Args)]
-pub struct BriefArgs {}
+pub struct BriefArgs {
+    /// Print the brief an implementer launched on this idea gets (`1`, `#1` or `idea#1`).
+    #[arg(long, value_name = "N")]
+    pub idea: Option<String>,
+}
 
 /// `tally demo`
 #[derive(Debug, Args)]

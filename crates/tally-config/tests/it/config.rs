@@ -29,7 +29,7 @@ impl Section for Fake {
     }
 }
 
-fn registry() -> Registry {
+pub(crate) fn registry() -> Registry {
     let mut r = Registry::default();
     r.verdict_rules.push(Entry {
         check: None,
@@ -74,7 +74,7 @@ fn registry() -> Registry {
     r
 }
 
-const MINIMAL: &str = r#"
+pub(crate) const MINIMAL: &str = r#"
 name = "demo"
 evaluate = ["./evaluate.sh"]
 

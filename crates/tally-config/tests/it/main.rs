@@ -1,3 +1,4 @@
 //! `tally.toml` validation, end to end over the parser.
 
 mod config;
+mod implementer;

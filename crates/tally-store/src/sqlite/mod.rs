@@ -12,7 +12,9 @@ pub(crate) mod campaigns;
 mod candidates;
 pub(crate) mod codec;
 mod evaluations;
+mod ideas;
 mod measurements;
+mod runs;
 mod store_impl;
 mod totals;
 
@@ -30,9 +32,12 @@ pub const APPLICATION_ID: i64 = 0x7461_6c79;
 
 /// Every migration, in order; the schema version is how many have been applied
 /// (`PRAGMA user_version`). Append only: never edit or reorder a released one.
-const MIGRATION_LIST: &[M<'static>] = &[M::up(include_str!(
-    "../../migrations/sqlite/0001_initial.sql"
-))];
+const MIGRATION_LIST: &[M<'static>] = &[
+    M::up(include_str!("../../migrations/sqlite/0001_initial.sql")),
+    M::up(include_str!(
+        "../../migrations/sqlite/0002_implementers.sql"
+    )),
+];
 
 const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
 

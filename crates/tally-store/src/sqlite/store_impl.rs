@@ -18,6 +18,10 @@ use super::{SqliteStore, campaigns, candidates, evaluations, measurements, total
 use crate::error::StoreError;
 
 impl Store for SqliteStore {
+    fn with_ideas(&self) -> Option<&dyn tally_contract::ImplementerStore> {
+        Some(self)
+    }
+
     fn create_campaign(&self, new: &NewCampaign) -> Result<Campaign, StoreError> {
         self.write(|c| campaigns::create(c, new))
     }

@@ -6,5 +6,6 @@
 mod contract;
 mod crash;
 mod fixtures;
+mod ideas;
 mod postgres;
 mod sqlite_file;

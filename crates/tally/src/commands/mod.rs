@@ -4,6 +4,7 @@
 
 pub mod bench;
 mod campaign;
+mod guard;
 mod store;
 mod trace;
 
@@ -12,6 +13,7 @@ use crate::exit::Status;
 
 /// Runs the command the user asked for.
 pub fn run(cli: Cli) -> anyhow::Result<Status> {
+    guard::refuse_inside_implementer(&cli.command, |name| std::env::var(name).ok())?;
     if matches!(
         cli.command,
         Command::Init(_) | Command::Run(_) | Command::Demo(_)
@@ -22,6 +24,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
     match cli.command {
         Command::Init(c) => campaign::init::run(&c.args, &c.options),
         Command::Candidate(c) => campaign::candidate::run(&c.command, &c.options),
+        Command::Idea(c) => campaign::idea::run(&c.command, &c.options),
+        Command::Implementer(c) => campaign::implementer::run(&c.command, &c.options),
         Command::Run(c) => campaign::run::run(&c.args, &c.options),
         Command::Status(c) => campaign::status::run(&c.args, &c.options),
         Command::Measurement(c) => campaign::measurement::run(&c.command, &c.options),

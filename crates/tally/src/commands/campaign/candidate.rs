@@ -134,7 +134,6 @@ fn sample_records(
     session: &Session,
     id: tally_model::CandidateId,
 ) -> anyhow::Result<BTreeMap<u64, SampleRecord>> {
-    use tally_store::Store;
     let campaign = session.engine().campaign()?;
     let mut units = session.store.units_of_candidate(campaign.id, id)?;
     let root = session.workspace.root();

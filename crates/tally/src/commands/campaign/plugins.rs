@@ -1,12 +1,13 @@
 //! `tally plugins [--json]`: every capability, its providers (built-in and external), their
 //! parameters with types, defaults and docs, the facts they supply with units, and what the
 //! current campaign selects (when there is a valid `tally.toml`), external providers listed as
-//! their `describe` answers present them.
+//! their `describe` answers present them; then the implementer presets ([`presets`]).
 
 use tally_plugin::{Capability, ProviderInfo, Surface, host_facts};
 use tally_report::plugins::{self, CapabilityProviders, PluginsView};
 
 use super::context::{Loaded, Workspace};
+use super::presets;
 use crate::cli::{CampaignOptions, PluginsArgs};
 use crate::exit::Status;
 use crate::printer;
@@ -67,10 +68,16 @@ fn selection(loaded: &Loaded) -> Selection {
 pub fn run(args: &PluginsArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
     let registry = tally_providers::builtins();
     // What the campaign selects, when there is one to read (not an error otherwise).
-    let selected: Option<Selection> = Workspace::discover(options)
+    let loaded = Workspace::discover(options)
         .ok()
-        .and_then(|w| w.load().ok())
-        .map(|loaded| selection(&loaded));
+        .and_then(|w| w.load().ok());
+    let preset: Option<Option<String>> = loaded.as_ref().map(|l| {
+        l.settings
+            .implementer
+            .as_ref()
+            .and_then(|i| i.preset.clone())
+    });
+    let selected: Option<Selection> = loaded.as_ref().map(selection);
     let external = |cap: Capability| -> Vec<&ProviderInfo> {
         selected.as_ref().map_or_else(Vec::new, |s| {
             s.external
@@ -106,9 +113,16 @@ pub fn run(args: &PluginsArgs, options: &CampaignOptions) -> anyhow::Result<Stat
         campaign_loaded: selected.is_some(),
     };
     if args.json {
-        printer::out(&plugins::json(&view))?;
+        let mut value: serde_json::Value =
+            serde_json::from_str(&plugins::json(&view)).expect("the plugin list is JSON");
+        value["implementer_presets"] = presets::json(preset.as_ref().map(Option::as_deref));
+        let mut text = serde_json::to_string_pretty(&value).expect("the plugin list serialises");
+        text.push('\n');
+        printer::out(&text)?;
     } else {
-        printer::out(&plugins::text(&view))?;
+        let mut text = plugins::text(&view);
+        text.push_str(&presets::text(preset.as_ref().and_then(Option::as_deref)));
+        printer::out(&text)?;
     }
     Ok(Status::Success)
 }

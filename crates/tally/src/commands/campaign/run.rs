@@ -6,7 +6,9 @@
 use tally_engine::RunEnd;
 use tally_runner::prune_leftovers;
 
+use super::brief::campaign_brief;
 use super::context::{Workspace, engine};
+use super::implement;
 use super::progress::{Progress, interrupt_token, interrupting_signal};
 use crate::cli::{CampaignOptions, RunArgs};
 use crate::exit::Status;
@@ -43,7 +45,57 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     let progress = Progress::new();
     let engine = engine(&workspace, &*store, &runner, &loaded, &progress);
     let cancel = interrupt_token();
-    match engine.run(args.until_idle, &cancel)? {
+    // Ideas and implementer runs live in a SQLite store; a PostgreSQL one runs the queue alone.
+    let ideas = store.with_ideas();
+    if ideas.is_none() && loaded.settings.implementer.is_some() {
+        anyhow::bail!(
+            "tally.toml has an [implementer] table, but ideas and implementer runs are kept only \
+             in a SQLite store today and this campaign's store is PostgreSQL (--database / \
+             TALLY_DATABASE_URL); remove the table or run the campaign on SQLite \
+             (docs/implementers.md)"
+        );
+    }
+    if let Some(ideas) = ideas {
+        implement::settle_leftovers(&workspace, &loaded, ideas, &engine)?;
+    }
+    // Judge what is queued, then launch an implementer on the next ready idea, and again, until
+    // no idea is ready (docs/implementers.md#runs).
+    loop {
+        match engine.run(true, &cancel)? {
+            RunEnd::Idle => {}
+            other => return report(other, name, &progress),
+        }
+        let Some(ideas) = ideas else { break };
+        let campaign_brief = campaign_brief(&workspace, &loaded, &engine)?;
+        match implement::launch_next(
+            &workspace,
+            &loaded,
+            ideas,
+            &engine,
+            &campaign_brief,
+            &cancel,
+        )? {
+            None => break,
+            Some(launched) if launched.interrupted => {
+                let (signal, name) = interrupting_signal();
+                printer::note(&format!(
+                    "interrupted ({name}): the implementer was stopped, its work collected and queued"
+                ));
+                return Ok(Status::Interrupted(signal));
+            }
+            Some(_) => {}
+        }
+    }
+    let end = if args.until_idle {
+        RunEnd::Idle
+    } else {
+        engine.run(false, &cancel)?
+    };
+    report(end, name, &progress)
+}
+
+fn report(end: RunEnd, name: &str, progress: &Progress) -> anyhow::Result<Status> {
+    match end {
         RunEnd::Idle => {
             printer::note("idle: nothing queued");
             Ok(Status::Success)

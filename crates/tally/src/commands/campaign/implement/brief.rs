@@ -1,0 +1,65 @@
+//! The brief an implementer gets (`docs/implementers.md#brief`): tally's rules, then what
+//! `tally brief` prints (`brief.md`, the campaign context, the `run`-surface sections), then the
+//! idea. It names no run, path or clock value — those are in the agent's environment — so
+//! `tally brief --idea N` prints exactly what a launch on the same state writes.
+
+use tally_config::ImplementerSettings;
+use tally_store::Idea;
+
+/// The brief for `idea`, starting from candidate `base` (`revision`), around `campaign_brief`
+/// (the output of `tally brief`).
+pub fn compose(
+    implementer: &ImplementerSettings,
+    evaluate: &[String],
+    idea: &Idea,
+    base: u32,
+    revision: &str,
+    campaign_brief: &str,
+) -> String {
+    let short = &revision[..12.min(revision.len())];
+    let mut out = format!("# Implementer brief: idea#{}\n\n## Rules\n\n", idea.number);
+    let rules = [
+        format!(
+            "You are in a git worktree of the campaign's repository at candidate#{base} \
+             ({short}), outside the repository itself (`$TALLY_BASE` is the full commit id)."
+        ),
+        format!(
+            "Commit each step that works. When you exit, your commits (first parent, oldest \
+             first) become candidates in order, each measured and judged against the head; a keep \
+             becomes the head the next one is judged against. At most {} are queued: past that \
+             the earlier ones are skipped and the last is always queued. A commit with the same \
+             tree as an existing candidate is that candidate and is not measured again.",
+            implementer.max_measured
+        ),
+        "Unsaved work left when you exit is committed for you (`Tally-Recovered`), kept under a \
+         ref, and never measured: commit what you want judged."
+            .to_string(),
+        format!(
+            "Your deadline is `$TALLY_DEADLINE` (Unix seconds, {} s after the start). The file \
+             `$TALLY_WRAP_UP` appears {} s before it: when it exists, commit and exit. At the \
+             deadline every process you started is killed.",
+            implementer.timeout_s, implementer.wrap_up_s
+        ),
+        "Leave no background process: when you exit, every process you started is killed."
+            .to_string(),
+        "`tally` commands that change the campaign refuse to run for you.".to_string(),
+        format!(
+            "The benchmark is `{}`, run from the repository's root; it prints `METRIC \
+             name=value` lines.",
+            evaluate.join(" ")
+        ),
+    ];
+    for rule in rules {
+        out.push_str(&format!("- {rule}\n"));
+    }
+    out.push('\n');
+    out.push_str(campaign_brief.trim_end());
+    out.push_str(&format!("\n\n## Your idea: {}\n\n", idea.title));
+    if idea.text.trim().is_empty() {
+        out.push_str("(no text: the title is the idea)\n");
+    } else {
+        out.push_str(idea.text.trim_end());
+        out.push('\n');
+    }
+    out
+}

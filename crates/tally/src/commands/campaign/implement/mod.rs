@@ -1,0 +1,596 @@
+//! Implementer runs inside `tally run` (`docs/implementers.md#runs`): pick the first ready idea
+//! with attempts left, record the run, start the agent in a worktree at the base candidate
+//! outside the repository with the brief beside it, wait for its end (exit, timeout, Ctrl-C),
+//! collect its work, queue its commits as candidates in order, settle the run and the idea. One
+//! run at a time; `tally run` judges the queued candidates before it starts the next. A run left
+//! unsettled by a killed `tally run` is collected first.
+
+mod agent;
+pub mod brief;
+mod collect;
+mod glob;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use tally_config::ImplementerSettings;
+use tally_model::{Actor, Campaign, CampaignState, CandidateId, UnixMillis, Verdict};
+use tally_process::{CancelToken, End};
+use tally_runner::{CommitId, default_worktree_root};
+use tally_store::{
+    HeadUpdate, Idea, IdeaState, ImplementerStore, NewRun, Run, RunCommit, RunEnd, RunSettlement,
+    VerdictWrite,
+};
+
+use super::context::{Loaded, Workspace};
+use crate::printer;
+
+/// The file `tally implementer cancel` leaves in a run's directory.
+pub const CANCELLED_FILE: &str = "cancelled";
+
+/// What a launch ended as.
+pub struct Launched {
+    /// `tally run` itself was interrupted (Ctrl-C, SIGTERM): it must stop too.
+    pub interrupted: bool,
+}
+
+/// A run's directory: `<worktree root of the campaign>/runs/<run>`, outside the repository.
+fn run_dir(workspace: &Workspace, campaign: &str, run: u32) -> anyhow::Result<PathBuf> {
+    Ok(default_worktree_root(workspace.root(), campaign)?
+        .join("runs")
+        .join(run.to_string()))
+}
+
+fn uuid() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/uuid")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| format!("{:x}-{}", std::process::id(), UnixMillis::now().0))
+}
+
+/// Attempts the idea allows.
+pub fn allowed(idea: &Idea, settings: Option<&ImplementerSettings>) -> u32 {
+    idea.attempts
+        .unwrap_or_else(|| settings.map_or(2, |s| s.attempts))
+}
+
+/// Attempts the idea has used: its settled runs that count.
+pub fn used(idea: &Idea, runs: &[Run]) -> u32 {
+    runs.iter()
+        .filter(|r| r.started.idea == idea.number)
+        .filter(|r| {
+            r.settled
+                .as_ref()
+                .is_some_and(|s| s.end.counts_as_attempt())
+        })
+        .count() as u32
+}
+
+/// The brief for `idea` on the campaign's current state (what a launch writes).
+pub fn brief_text(
+    loaded: &Loaded,
+    store: &dyn ImplementerStore,
+    campaign: &Campaign,
+    idea: &Idea,
+    campaign_brief: &str,
+) -> anyhow::Result<(String, CandidateId, String)> {
+    let settings = loaded.settings.implementer.as_ref().context(
+        "tally.toml has no [implementer] table; add one (docs/implementers.md#config) to brief an implementer",
+    )?;
+    let base = idea
+        .base
+        .or(campaign.head)
+        .context("the campaign has no head yet; run `tally init` to measure the baseline")?;
+    let revision = store
+        .candidate(campaign.id, base)?
+        .with_context(|| format!("the idea's base {base} is not a candidate"))?
+        .revision;
+    let text = brief::compose(
+        settings,
+        &loaded.settings.evaluate,
+        idea,
+        base.0,
+        &revision,
+        campaign_brief,
+    );
+    Ok((text, base, revision))
+}
+
+/// Collects and settles every run a killed `tally run` left unsettled: its processes (found by
+/// tag) are killed, its work is collected and queued, and it ends `cancelled`.
+pub fn settle_leftovers(
+    workspace: &Workspace,
+    loaded: &Loaded,
+    store: &dyn ImplementerStore,
+    engine: &tally_engine::Engine<'_>,
+) -> anyhow::Result<()> {
+    let Some(campaign) = store.campaign_by_name(&loaded.settings.name)? else {
+        return Ok(());
+    };
+    for run in store.list_runs(campaign.id)? {
+        if run.settled.is_some() {
+            continue;
+        }
+        let marker = format!("TALLY_RUN_TAG={}", run.started.tag).into_bytes();
+        let _ = tally_process::kill_marked(&[marker]);
+        let idea = store.idea(campaign.id, run.started.idea)?;
+        printer::note(&format!(
+            "run#{} was left running by a killed tally run: collecting its work",
+            run.number
+        ));
+        finish(
+            workspace,
+            loaded,
+            store,
+            engine,
+            &campaign,
+            &run,
+            idea.as_ref(),
+            Err(
+                "tally run was killed while it ran; its work was collected by the next tally run"
+                    .into(),
+            ),
+            String::new(),
+        )?;
+    }
+    Ok(())
+}
+
+/// Launches one implementer on the first ready idea with attempts left, waits for it and
+/// queues its work. `None` when nothing can be launched.
+pub fn launch_next(
+    workspace: &Workspace,
+    loaded: &Loaded,
+    store: &dyn ImplementerStore,
+    engine: &tally_engine::Engine<'_>,
+    campaign_brief: &str,
+    cancel: &CancelToken,
+) -> anyhow::Result<Option<Launched>> {
+    let Some(settings) = loaded.settings.implementer.as_ref() else {
+        return Ok(None);
+    };
+    let Some(campaign) = store.campaign_by_name(&loaded.settings.name)? else {
+        return Ok(None);
+    };
+    if campaign.state != CampaignState::Active || campaign.head.is_none() || cancel.is_cancelled() {
+        return Ok(None);
+    }
+    let runs = store.list_runs(campaign.id)?;
+    let Some(idea) = store
+        .list_ideas(campaign.id)?
+        .into_iter()
+        .find(|i| i.state == IdeaState::Ready && used(i, &runs) < allowed(i, Some(settings)))
+    else {
+        return Ok(None);
+    };
+    let (text, base, revision) = brief_text(loaded, store, &campaign, &idea, campaign_brief)?;
+    let number = runs.iter().map(|r| r.number).max().unwrap_or(0) + 1;
+    let dir = run_dir(workspace, &campaign.name, number)?;
+    if dir.exists() {
+        // A directory of an earlier store's run of the same number: not ours to keep.
+        let _ = workspace.git.worktree_remove_force(&dir.join("worktree"));
+        std::fs::remove_dir_all(&dir)
+            .with_context(|| format!("{}: cannot remove", dir.display()))?;
+        let _ = workspace.git.worktree_prune();
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let brief_file = dir.join("brief.md");
+    std::fs::write(&brief_file, &text)?;
+    std::fs::set_permissions(&brief_file, std::fs::Permissions::from_mode(0o444))?;
+    let tag = uuid();
+    let started = UnixMillis::now();
+    let deadline = UnixMillis(started.0 + (settings.timeout_s * 1000.0) as i64);
+    let run = store.start_run(
+        campaign.id,
+        &NewRun {
+            idea: idea.number,
+            base,
+            tag: tag.clone(),
+            run_dir: dir.display().to_string(),
+            started,
+            deadline,
+        },
+    )?;
+    let worktree = dir.join("worktree");
+    let commit =
+        CommitId::parse(&revision).context("the base candidate's revision is not a commit id")?;
+    printer::note(&format!(
+        "run#{} started: idea#{} {:?} at {base}",
+        run.number, idea.number, idea.title
+    ));
+    let (end, stderr_tail) = match workspace.git.worktree_add_detached(&worktree, &commit) {
+        Err(e) => (
+            Err(format!("cannot create the worktree: {e}")),
+            String::new(),
+        ),
+        Ok(()) => {
+            let ended = agent::run(
+                &agent::Launch {
+                    run: run.number,
+                    settings,
+                    run_dir: &dir,
+                    worktree: &worktree,
+                    brief_file: &brief_file,
+                    brief: &text,
+                    tag: &tag,
+                    session_id: &uuid(),
+                    base: &revision,
+                    deadline_s: deadline.0 / 1000,
+                    identity: needs_identity(workspace),
+                },
+                cancel,
+            );
+            (ended.end, ended.stderr_tail)
+        }
+    };
+    finish(
+        workspace,
+        loaded,
+        store,
+        engine,
+        &campaign,
+        &run,
+        Some(&idea),
+        end,
+        stderr_tail,
+    )?;
+    Ok(Some(Launched {
+        interrupted: cancel.is_cancelled(),
+    }))
+}
+
+fn needs_identity(workspace: &Workspace) -> bool {
+    workspace.git.config_value("user.email").is_none()
+        || workspace.git.config_value("user.name").is_none()
+}
+
+/// Collects, queues and settles `run`, then the idea.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    workspace: &Workspace,
+    loaded: &Loaded,
+    store: &dyn ImplementerStore,
+    engine: &tally_engine::Engine<'_>,
+    campaign: &Campaign,
+    run: &Run,
+    idea: Option<&Idea>,
+    end: Result<End, String>,
+    stderr_tail: String,
+) -> anyhow::Result<RunEnd> {
+    let settings = loaded.settings.implementer.as_ref();
+    let ignore: Vec<String> = settings.map(|s| s.ignore.clone()).unwrap_or_default();
+    let dir = PathBuf::from(&run.started.run_dir);
+    let worktree = dir.join("worktree");
+    let base_revision = store
+        .candidate(campaign.id, run.started.base)?
+        .map(|c| c.revision)
+        .unwrap_or_default();
+    let pin_prefix = format!(
+        "refs/tally/{}/runs/{}",
+        ref_name(&campaign.name),
+        run.number
+    );
+    let collected = if worktree.is_dir() {
+        let collected = collect::collect(
+            workspace.root(),
+            &worktree,
+            &base_revision,
+            run.number,
+            &pin_prefix,
+            &ignore,
+            needs_identity(workspace),
+        );
+        let _ = workspace.git.worktree_remove_force(&worktree);
+        let _ = workspace.git.worktree_prune();
+        Some(collected?)
+    } else {
+        None
+    };
+    let (commits, recovered, left_base) = match collected {
+        Some(c) => (c.commits, c.recovered, c.left_base),
+        None => (Vec::new(), None, false),
+    };
+    let own: Vec<&String> = commits
+        .iter()
+        .filter(|c| Some(*c) != recovered.as_ref())
+        .collect();
+    let mut run_commits = queue(
+        workspace,
+        store,
+        campaign,
+        engine,
+        run,
+        idea,
+        &own,
+        &base_revision,
+        settings,
+    )?;
+    if let Some(r) = &recovered {
+        run_commits.push(RunCommit {
+            revision: r.clone(),
+            candidate: None,
+            note: "recovered: unsaved work, not measured".into(),
+        });
+    }
+    let cancelled_by_hand = dir.join(CANCELLED_FILE).exists();
+    let (end, exit_code, error) = classify(
+        end,
+        &stderr_tail,
+        left_base,
+        !own.is_empty(),
+        recovered.is_some(),
+    );
+    let (end, error) = if cancelled_by_hand {
+        (
+            RunEnd::Cancelled,
+            Some("cancelled by `tally implementer cancel`".to_string()),
+        )
+    } else {
+        (end, error)
+    };
+    let settled = store.settle_run(
+        campaign.id,
+        run.number,
+        &RunSettlement {
+            end,
+            exit_code,
+            error: error.clone(),
+            commits: run_commits,
+            ended: UnixMillis::now(),
+        },
+    )?;
+    let queued = settled.settled.as_ref().map_or(0, |s| {
+        s.commits.iter().filter(|c| c.candidate.is_some()).count()
+    });
+    printer::note(&format!(
+        "run#{} ended {}: {} commit(s), {queued} queued{}",
+        run.number,
+        end.as_str(),
+        commits.len(),
+        error
+            .map(|e| format!(" ({})", e.lines().next().unwrap_or_default()))
+            .unwrap_or_default()
+    ));
+    if let Some(idea) = idea {
+        if cancelled_by_hand && idea.state == IdeaState::Ready {
+            let reason = format!("run#{} was cancelled by hand", run.number);
+            store.set_idea_state(
+                campaign.id,
+                idea.number,
+                IdeaState::Parked,
+                Some(&reason),
+                UnixMillis::now(),
+            )?;
+        } else {
+            settle_idea(store, campaign, idea, settings)?;
+        }
+    }
+    Ok(end)
+}
+
+/// The idea after a run: attempts used up → done; two runs that did not start → parked.
+fn settle_idea(
+    store: &dyn ImplementerStore,
+    campaign: &Campaign,
+    idea: &Idea,
+    settings: Option<&ImplementerSettings>,
+) -> anyhow::Result<()> {
+    if idea.state != IdeaState::Ready {
+        return Ok(());
+    }
+    let runs = store.list_runs(campaign.id)?;
+    let (used, allowed) = (used(idea, &runs), allowed(idea, settings));
+    let not_started = runs
+        .iter()
+        .filter(|r| r.started.idea == idea.number)
+        .filter(|r| {
+            r.settled
+                .as_ref()
+                .is_some_and(|s| s.end == RunEnd::NotStarted)
+        })
+        .count();
+    let change = if used >= allowed {
+        Some((
+            IdeaState::Done,
+            format!("attempts used: {used} of {allowed}"),
+        ))
+    } else if not_started >= 2 {
+        Some((
+            IdeaState::Parked,
+            "its implementer did not start twice".to_string(),
+        ))
+    } else {
+        None
+    };
+    if let Some((state, reason)) = change {
+        store.set_idea_state(
+            campaign.id,
+            idea.number,
+            state,
+            Some(&reason),
+            UnixMillis::now(),
+        )?;
+    }
+    Ok(())
+}
+
+fn classify(
+    end: Result<End, String>,
+    stderr_tail: &str,
+    left_base: bool,
+    own_commits: bool,
+    recovered: bool,
+) -> (RunEnd, Option<i32>, Option<String>) {
+    let with_tail = |head: String| {
+        if stderr_tail.is_empty() {
+            head
+        } else {
+            format!("{head}; stderr: {stderr_tail}")
+        }
+    };
+    let exit_code = match &end {
+        Ok(End::Exited(code)) => Some(*code),
+        _ => None,
+    };
+    let nothing = !own_commits && !recovered;
+    let (kind, error) = match end {
+        Err(why) if nothing => (RunEnd::NotStarted, Some(why)),
+        Err(why) => (RunEnd::Cancelled, Some(why)),
+        Ok(End::Exited(code @ (126 | 127))) if nothing => (
+            RunEnd::NotStarted,
+            Some(with_tail(format!("the agent did not start (exit {code})"))),
+        ),
+        _ if left_base => (RunEnd::Failed, Some("HEAD left the base".to_string())),
+        Ok(End::Cancelled) => (RunEnd::Cancelled, Some("cancelled (interrupted)".into())),
+        Ok(End::TimedOut) => (RunEnd::TimedOut, Some("killed at the timeout".into())),
+        Ok(End::Exited(0)) if own_commits => (RunEnd::Finished, None),
+        Ok(End::Exited(0)) if recovered => (RunEnd::Interrupted, None),
+        Ok(End::Exited(0)) => (RunEnd::NoCommits, None),
+        Ok(End::Exited(code)) => (RunEnd::Failed, Some(with_tail(format!("exit {code}")))),
+        Ok(End::Signalled(signal)) => (
+            RunEnd::Failed,
+            Some(with_tail(format!("killed by signal {signal}"))),
+        ),
+    };
+    (kind, exit_code, error)
+}
+
+/// Queues the run's own commits as candidates, in order; one whose tree differs from the base in
+/// a protected path is added already judged `discard`, never measured.
+#[allow(clippy::too_many_arguments)]
+fn queue(
+    workspace: &Workspace,
+    store: &dyn ImplementerStore,
+    campaign: &Campaign,
+    engine: &tally_engine::Engine<'_>,
+    run: &Run,
+    idea: Option<&Idea>,
+    own: &[&String],
+    base_revision: &str,
+    settings: Option<&ImplementerSettings>,
+) -> anyhow::Result<Vec<RunCommit>> {
+    let mut out = Vec::new();
+    if own.is_empty() {
+        return Ok(out);
+    }
+    let max = settings.map_or(5, |s| s.max_measured) as usize;
+    let git = &workspace.git;
+    let existing = engine.data()?.candidates;
+    let existing_revisions: Vec<&str> = existing.iter().map(|c| c.revision.as_str()).collect();
+    let mut known: Vec<(String, CandidateId)> = git
+        .trees_of(&existing_revisions)?
+        .into_iter()
+        .zip(existing.iter().map(|c| CandidateId(c.id as u32)))
+        .collect();
+    let own_trees = git.trees_of(&own.iter().map(|c| c.as_str()).collect::<Vec<_>>())?;
+    let last = own.len() - 1;
+    let mut measured = 0usize;
+    for (i, (commit, tree)) in own.iter().zip(&own_trees).enumerate() {
+        if let Some((_, same)) = known.iter().find(|(t, _)| t == tree) {
+            out.push(RunCommit {
+                revision: (*commit).clone(),
+                candidate: Some(*same),
+                note: format!("same tree as {same}: not measured again"),
+            });
+            continue;
+        }
+        if let Some(path) = protected_change(workspace, base_revision, commit, settings)? {
+            let reason = format!("refused: changes protected path {path}");
+            let id = CommitId::parse(commit).context("git printed a commit id it cannot parse")?;
+            let note = format!("run#{}: {reason}", run.number);
+            let added = engine.add_candidates(
+                &[id],
+                Some(&note),
+                &format!("implementer#{}", run.number),
+            )?;
+            let candidate = added
+                .first()
+                .map(|c| c.id)
+                .context("no candidate was added")?;
+            let _ = store.set_verdict(
+                campaign.id,
+                candidate,
+                &VerdictWrite {
+                    verdict: Verdict::Discard,
+                    reason: Some(reason.clone()),
+                    by: Actor::Loop,
+                    at: UnixMillis::now(),
+                    judged_against: None,
+                    head: HeadUpdate::Unchanged,
+                },
+            )?;
+            printer::note(&format!("{candidate}: discard — {reason} (not measured)"));
+            known.push((tree.clone(), candidate));
+            out.push(RunCommit {
+                revision: (*commit).clone(),
+                candidate: Some(candidate),
+                note: reason,
+            });
+            continue;
+        }
+        // The first max - 1 and the last are queued.
+        if measured + 1 >= max && i != last {
+            out.push(RunCommit {
+                revision: (*commit).clone(),
+                candidate: None,
+                note: "skipped: over max_measured".into(),
+            });
+            continue;
+        }
+        let subject = collect::subject(workspace.root(), commit);
+        let note = format!(
+            "run#{}{}: {subject}",
+            run.number,
+            idea.map(|i| format!(" idea#{}", i.number))
+                .unwrap_or_default()
+        );
+        let id = CommitId::parse(commit).context("git printed a commit id it cannot parse")?;
+        let added =
+            engine.add_candidates(&[id], Some(&note), &format!("implementer#{}", run.number))?;
+        let candidate = added
+            .first()
+            .map(|c| c.id)
+            .context("no candidate was added")?;
+        known.push((tree.clone(), candidate));
+        measured += 1;
+        out.push(RunCommit {
+            revision: (*commit).clone(),
+            candidate: Some(candidate),
+            note: "queued".into(),
+        });
+    }
+    Ok(out)
+}
+
+/// The first protected path (by `[implementer] protect`) whose content differs between the base
+/// and `commit`, if any.
+fn protected_change(
+    workspace: &Workspace,
+    base: &str,
+    commit: &str,
+    settings: Option<&ImplementerSettings>,
+) -> anyhow::Result<Option<String>> {
+    let Some(settings) = settings else {
+        return Ok(None);
+    };
+    let changed = workspace
+        .git
+        .command(&["diff", "--name-only", "--no-renames", base, commit])?;
+    Ok(changed
+        .lines()
+        .find(|path| settings.protect.iter().any(|g| glob::matches(g, path)))
+        .map(str::to_string))
+}
+
+/// A campaign name as a ref component.
+fn ref_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
