@@ -42,6 +42,9 @@ pub enum BenchError {
         /// The operating system's reason.
         source: std::io::Error,
     },
+    /// A stop was requested (a signal, named here) before the first measured request.
+    #[error("interrupted ({0}) before the first measured request: nothing was measured")]
+    Interrupted(String),
     /// The async runtime could not start.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),

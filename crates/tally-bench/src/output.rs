@@ -152,7 +152,9 @@ pub fn window_json(report: &RunReport) -> Value {
         "icl": distribution_json(&s.icl),
         "tokens_per_chunk": s.tokens_per_chunk,
         "untrustworthy": s.untrustworthy.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        "stopped_early": false,
+        "stopped_early": report.stopped_early.is_some(),
+        "stop_reason": report.stopped_early.as_ref().map(|(_, why)| why),
+        "stopped_ns": report.stopped_early.as_ref().map(|(at, _)| report.clock.wall_ns(*at)),
     })
 }
 
@@ -271,6 +273,11 @@ pub fn summary_text(report: &RunReport) -> String {
         text.push_str(&format!("; {tpc:.2} tokens per chunk"));
     }
     text.push('\n');
+    if let Some((_, why)) = &report.stopped_early {
+        text.push_str(&format!(
+            "interrupted ({why}): the window closed early; these figures cover what completed\n"
+        ));
+    }
     for note in &s.notes {
         text.push_str(&format!("note: {note}\n"));
     }

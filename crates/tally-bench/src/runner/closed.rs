@@ -4,7 +4,8 @@
 //! Count bound: indices 0..N are shared out. Duration bound: the load runs from the phase
 //! start; a request is warm-up before `warm`, measured inside the window, and cool-down after
 //! it. Cool-down keeps C in flight until the last measured request has ended, so no measured
-//! request sees a lighter server than its peers; cool-down requests are then cancelled.
+//! request sees a lighter server than its peers; cool-down requests are then cancelled. A stop
+//! request ends every worker's loop and closes the window at that moment.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +14,7 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 use super::request::{plan, send};
+use super::stop::clip_window;
 use super::{PhaseBound, PhaseResult, Shared};
 use crate::record::Phase;
 
@@ -61,6 +63,9 @@ impl Loop {
             .window_end()
             .map(|end| end + self.shared.config.drain_timeout);
         loop {
+            if self.shared.config.stop.is_stopping() {
+                break;
+            }
             let now = Instant::now();
             let phase = self.phase_at(now);
             if phase == Phase::Cooldown && self.cohort_in_flight.load(Ordering::SeqCst) == 0 {
@@ -117,12 +122,13 @@ pub async fn run(shared: Arc<Shared>, concurrency: u32, bound: PhaseBound) -> Ph
     let end = Instant::now();
     records.sort_by_key(|r| (r.intended_ns, r.index));
     let clock = &shared.ctx.clock;
-    let window_ns = match bound {
-        PhaseBound::Count { .. } => (clock.ns(start), clock.ns(end)),
-        PhaseBound::Duration { warm, window, .. } => {
-            (clock.ns(start + warm), clock.ns(start + warm + window))
-        }
+    let window = match bound {
+        PhaseBound::Count { .. } => (start, end),
+        PhaseBound::Duration { warm, window, .. } => (start + warm, start + warm + window),
     };
+    let stopped = shared.config.stop.stopped().map(|(at, _)| at);
+    let window = clip_window(window, stopped);
+    let window_ns = (clock.ns(window.0), clock.ns(window.1));
     PhaseResult {
         records,
         start_ns: clock.ns(start),

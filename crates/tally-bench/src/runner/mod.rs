@@ -12,12 +12,14 @@ mod closed;
 mod open;
 pub mod progress;
 mod request;
+pub mod stop;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 pub use progress::{Progress, ProgressState};
 pub use request::request_id;
+pub use stop::StopHandle;
 
 use crate::arrivals::{ArrivalModel, RngMode};
 use crate::client::exchange::ExchangeContext;
@@ -105,6 +107,8 @@ pub struct BenchConfig {
     pub run_id: String,
     /// Extra request headers.
     pub headers: Vec<(String, String)>,
+    /// Asks the run to stop early (a signal); see [`stop`].
+    pub stop: StopHandle,
 }
 
 /// How a phase ends.
@@ -180,6 +184,8 @@ pub struct RunReport {
     pub preflight: Preflight,
     /// The figures.
     pub summary: Summary,
+    /// The run was stopped early: when (run clock ns) and why (e.g. `SIGINT`).
+    pub stopped_early: Option<(u64, String)>,
 }
 
 fn preflight_failure(config: &BenchConfig, record: &RequestRecord) -> BenchError {
@@ -216,9 +222,17 @@ async fn preflight(shared: &Shared) -> Result<Preflight, BenchError> {
     record.target_output_tokens = 4;
     let deadline = config.request_deadline.unwrap_or(config.timeout) + Duration::from_millis(100);
     let exchange = crate::client::exchange::execute(&shared.ctx, body.into(), &mut record);
-    if tokio::time::timeout(deadline, exchange).await.is_err() {
-        record.status = Status::Timeout;
-        record.error_message = Some("no answer within the timeout".into());
+    tokio::select! {
+        answered = tokio::time::timeout(deadline, exchange) => {
+            if answered.is_err() {
+                record.status = Status::Timeout;
+                record.error_message = Some("no answer within the timeout".into());
+            }
+        }
+        () = config.stop.wait() => {
+            let reason = config.stop.stopped().map(|(_, why)| why).unwrap_or_default();
+            return Err(BenchError::Interrupted(reason));
+        }
     }
     if record.status != Status::Ok {
         return Err(preflight_failure(config, &record));
@@ -350,6 +364,11 @@ pub async fn run(
         ticker.abort();
     }
     records.extend(measured.records);
+    if let Some((_, reason)) = config.stop.stopped()
+        && !records.iter().any(|r| r.phase == Phase::Measured)
+    {
+        return Err(BenchError::Interrupted(reason));
+    }
     records.sort_by_key(|r| (r.intended_ns, r.index));
     let closed = matches!(config.load, Load::Closed { .. });
     let rule = if closed && config.duration.is_some() {
@@ -366,7 +385,12 @@ pub async fn run(
         open_loop_mean_gap_ms: measured.mean_gap_ms,
         max_error_fraction: config.max_error_fraction,
     });
+    let stopped_early = config
+        .stop
+        .stopped()
+        .map(|(at, why)| (shared.ctx.clock.ns(at), why));
     Ok(RunReport {
+        stopped_early,
         clock: shared.ctx.clock,
         records,
         window_ns: measured.window_ns,
@@ -407,5 +431,6 @@ pub fn default_config(endpoint: Endpoint, model: &str) -> BenchConfig {
         keepalive: true,
         run_id: "run".into(),
         headers: Vec::new(),
+        stop: StopHandle::new(),
     }
 }

@@ -2,7 +2,9 @@
 //! (never "sleep one gap", which accumulates error), through an in-flight limit whose overflow
 //! either waits (the request is `held_for_slot`, and its latency from the intended arrival
 //! includes the wait) or drops the request. Intended arrival a_r = phase start + t_k even when
-//! the dispatch is late, so queueing is never hidden (coordinated omission).
+//! the dispatch is late, so queueing is never hidden (coordinated omission). A stop request
+//! ends the schedule and closes the window at that moment; arrivals still waiting for a slot
+//! are dropped.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,6 +12,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
 use super::request::{plan, send};
+use super::stop::clip_window;
 use super::{Overflow, PhaseBound, PhaseResult, Shared};
 use crate::arrivals::Schedule;
 use crate::record::{Phase, Status};
@@ -33,7 +36,14 @@ pub async fn run(
     let mut records = Vec::new();
     for (index, offset) in schedule.offsets.iter().enumerate() {
         let due = start + Duration::from_secs_f64(*offset);
-        sleep_until(due).await;
+        let stop = &shared.config.stop;
+        if stop.is_stopping() {
+            break;
+        }
+        tokio::select! {
+            () = sleep_until(due) => {}
+            () = stop.wait() => break,
+        }
         let phase = match bound {
             PhaseBound::Count { phase, .. } => phase,
             PhaseBound::Duration { warm, .. } if Duration::from_secs_f64(*offset) < warm => {
@@ -56,11 +66,15 @@ pub async fn run(
                 record.held_for_slot = true;
                 let wait =
                     tokio::time::timeout_at(drain_deadline.into(), slots.clone().acquire_owned());
-                match wait.await {
-                    Ok(Ok(permit)) => permit,
-                    _ => {
+                let waited = tokio::select! {
+                    waited = wait => waited.ok().and_then(Result::ok).ok_or("drain"),
+                    () = stop.wait() => Err("interrupted"),
+                };
+                match waited {
+                    Ok(permit) => permit,
+                    Err(kind) => {
                         record.status = Status::Dropped;
-                        record.error_kind = Some("drain".into());
+                        record.error_kind = Some(kind.into());
                         records.push(record);
                         continue;
                     }
@@ -82,12 +96,13 @@ pub async fn run(
     }
     let end = Instant::now();
     records.sort_by_key(|r| (r.intended_ns, r.index));
-    let window_ns = match bound {
-        PhaseBound::Count { .. } => (clock.ns(start), clock.ns(endpoint)),
-        PhaseBound::Duration { warm, window, .. } => {
-            (clock.ns(start + warm), clock.ns(start + warm + window))
-        }
+    let window = match bound {
+        PhaseBound::Count { .. } => (start, endpoint),
+        PhaseBound::Duration { warm, window, .. } => (start + warm, start + warm + window),
     };
+    let stopped = shared.config.stop.stopped().map(|(at, _)| at);
+    let window = clip_window(window, stopped);
+    let window_ns = (clock.ns(window.0), clock.ns(window.1));
     let n = schedule.offsets.len();
     let mean_gap_ms =
         (n > 1).then(|| (schedule.offsets[n - 1] - schedule.offsets[0]) / (n - 1) as f64 * 1e3);

@@ -1,5 +1,5 @@
 //! One planned request: its body from the workload, its record, and its exchange under the
-//! per-request deadline (→ `timeout`) and the drain limit (→ `cancelled`).
+//! per-request deadline (→ `timeout`), the drain limit and an early stop's grace (→ `cancelled`).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -8,6 +8,7 @@ use bytes::Bytes;
 use tokio::sync::watch;
 
 use super::Shared;
+use super::stop::STOP_GRACE;
 use crate::client::exchange::execute;
 use crate::openai::RequestBody;
 use crate::record::{Phase, RequestRecord, Status, TokenSource};
@@ -55,6 +56,20 @@ pub fn plan(
     (record, Bytes::from(body))
 }
 
+/// A request cut short: its status, error kind and message.
+type Cut = (Status, &'static str, &'static str);
+const DEADLINE: Cut = (Status::Timeout, "deadline", "past --request-deadline");
+const DRAIN: Cut = (
+    Status::Cancelled,
+    "drain",
+    "still running at the drain limit",
+);
+const INTERRUPTED: Cut = (
+    Status::Cancelled,
+    "interrupted",
+    "still running when the grace after the stop request ended",
+);
+
 /// Runs the exchange; `drain_deadline` cancels it, `cancel` (cool-down requests) too.
 pub async fn send(
     shared: &Arc<Shared>,
@@ -73,32 +88,24 @@ pub async fn send(
         deadline.is_some() && deadline == drain_deadline && deadline != request_deadline;
     let exchange = execute(&shared.ctx, body, &mut record);
     let far = Instant::now() + std::time::Duration::from_secs(365 * 86_400);
+    let grace = STOP_GRACE.min(shared.config.drain_timeout);
     let expired = tokio::select! {
         () = exchange => None,
         () = tokio::time::sleep_until(deadline.unwrap_or(far).into()) => {
-            Some(if cancelled_by_drain { Status::Cancelled } else { Status::Timeout })
+            Some(if cancelled_by_drain { DRAIN } else { DEADLINE })
         }
         () = async {
             match cancel.as_mut() {
                 Some(rx) => { let _ = rx.wait_for(|done| *done).await; }
                 None => std::future::pending().await,
             }
-        } => Some(Status::Cancelled),
+        } => Some(DRAIN),
+        () = shared.config.stop.cut(grace) => Some(INTERRUPTED),
     };
-    if let Some(status) = expired {
+    if let Some((status, kind, message)) = expired {
         record.status = status;
-        record.error_kind = Some(
-            if status == Status::Timeout {
-                "deadline"
-            } else {
-                "drain"
-            }
-            .into(),
-        );
-        record.error_message = Some(match status {
-            Status::Timeout => "past --request-deadline".into(),
-            _ => "still running at the drain limit".into(),
-        });
+        record.error_kind = Some(kind.into());
+        record.error_message = Some(message.into());
         record.end_ns = Some(shared.ctx.clock.now_ns());
     }
     shared.progress.finished(&record);

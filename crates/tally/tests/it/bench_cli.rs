@@ -273,3 +273,174 @@ fn bench_in_a_campaign_keeps_a_faster_engine_and_not_a_null_change() {
     assert_eq!(verdicts[..2], ["keep", "keep"], "{status}");
     assert_ne!(verdicts[2], "keep", "{status}");
 }
+
+/// `tally bench fake-server ARGS` as its own process, and its base URL.
+struct FakeProcess {
+    child: std::process::Child,
+    url: String,
+}
+
+impl FakeProcess {
+    fn start(dir: &std::path::Path, args: &[&str]) -> Self {
+        let address_file = dir.join("url.txt");
+        let child = Command::new(env!("CARGO_BIN_EXE_tally"))
+            .args(["bench", "fake-server", "--address-file"])
+            .arg(&address_file)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("the fake server starts");
+        let started = std::time::Instant::now();
+        let url = loop {
+            if let Ok(text) = std::fs::read_to_string(&address_file)
+                && text.ends_with('\n')
+            {
+                break text.trim().to_owned();
+            }
+            assert!(started.elapsed().as_secs() < 60, "no address file");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        Self { child, url }
+    }
+}
+
+impl Drop for FakeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `tally bench openai` against `url`, sends `signal` after `after`, and returns its
+/// output and how long it took to exit after the signal.
+fn interrupt_bench(
+    url: &str,
+    extra: &[&str],
+    after: std::time::Duration,
+    signal: nix::sys::signal::Signal,
+) -> (Output, std::time::Duration) {
+    let child = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["bench", "openai", "--url", url, "--model", "fake-model"])
+        .args([
+            "--input-len",
+            "fixed:16",
+            "--output-len",
+            "fixed:8",
+            "--ignore-eos",
+        ])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the tally binary runs");
+    std::thread::sleep(after);
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, signal).unwrap();
+    let signalled = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    (out, signalled.elapsed())
+}
+
+fn jsonl(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn bench_sigint_stops_early_prints_what_completed_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = FakeProcess::start(dir.path(), &["--ttft", "const:5", "--gap", "const:2"]);
+    let run = dir.path().join("run.jsonl");
+    let run_arg = run.display().to_string();
+    let (out, took) = interrupt_bench(
+        &server.url,
+        &[
+            "--concurrency",
+            "4",
+            "--duration",
+            "120s",
+            "--out",
+            &run_arg,
+        ],
+        std::time::Duration::from_secs(3),
+        nix::sys::signal::Signal::SIGINT,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    // Requests take about 20 ms: far less than the 5 s grace, so every one in flight completes.
+    assert!(took.as_secs() < 30, "exit took {took:?}");
+    assert!(err.contains("interrupted (SIGINT)"), "{err}");
+    let printed = metrics(&out);
+    let get = |name: &str| printed.iter().find(|(n, _)| n == name).map(|p| p.1);
+    let ok = get("requests_ok").expect("requests_ok printed");
+    assert!(ok >= 1.0, "{err}");
+    assert_eq!(get("error_fraction"), Some(0.0), "{err}");
+    let lines = jsonl(&run);
+    let footer = lines.last().unwrap();
+    assert_eq!(footer["type"], "tally.bench.window");
+    assert_eq!(footer["stopped_early"], true);
+    assert_eq!(footer["stop_reason"], "SIGINT");
+    let window_s = footer["window_s"].as_f64().unwrap();
+    assert!(window_s > 0.0 && window_s < 120.0, "window {window_s} s");
+    let measured: Vec<_> = lines
+        .iter()
+        .filter(|l| l["type"] == "tally.bench.request" && l["phase"] == "measured")
+        .collect();
+    assert_eq!(measured.len() as f64, ok);
+    assert!(measured.iter().all(|r| r["status"] == "ok"));
+}
+
+#[test]
+fn bench_sigterm_cancels_requests_still_running_after_the_grace_and_exits_143() {
+    // Half the requests hang; the preflight request (run id "sig") is not one of them.
+    let seeded = vec![SeededFault::parse("hang@0.5").unwrap()];
+    let seed = (0..1000)
+        .find(|&s| faults::draw(&seeded, s, "tally-sig-preflight").is_none())
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let seed_text = seed.to_string();
+    let server = FakeProcess::start(
+        dir.path(),
+        &[
+            "--ttft", "const:2", "--gap", "const:1", "--fault", "hang@0.5", "--seed", &seed_text,
+        ],
+    );
+    let run = dir.path().join("run.jsonl");
+    let run_arg = run.display().to_string();
+    let (out, took) = interrupt_bench(
+        &server.url,
+        &[
+            "--concurrency",
+            "4",
+            "--duration",
+            "120s",
+            "--run-id",
+            "sig",
+            "--out",
+            &run_arg,
+        ],
+        std::time::Duration::from_secs(2),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    // Every worker is stuck on a hanging request: the run waits out the 5 s grace, no longer.
+    assert!(
+        took.as_secs_f64() >= 4.5,
+        "exit after {took:?}: the grace was not given"
+    );
+    assert!(took.as_secs() < 30, "exit took {took:?}");
+    let lines = jsonl(&run);
+    let footer = lines.last().unwrap();
+    assert_eq!(footer["stopped_early"], true);
+    assert_eq!(footer["stop_reason"], "SIGTERM");
+    let cut: Vec<_> = lines
+        .iter()
+        .filter(|l| l["error_kind"] == "interrupted")
+        .collect();
+    assert_eq!(cut.len(), 4, "one hanging request per worker: {err}");
+    assert!(cut.iter().all(|r| r["status"] == "cancelled"));
+}

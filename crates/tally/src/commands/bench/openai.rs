@@ -1,6 +1,7 @@
 //! `tally bench openai`: builds the run from the flags, runs it on a small runtime, prints the
 //! METRIC lines on stdout and everything else on stderr (a progress line on a terminal, the
-//! summary table, notes), writes `--out`, and maps the outcome to exit 0, 2, 3 or 4.
+//! summary table, notes), writes `--out`, and maps the outcome to exit 0, 2, 3 or 4 — or, when a
+//! signal stopped the run early, to 130, 143 or 129 after printing what completed.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use tally_bench::client::{Endpoint, scrub, scrub_userinfo};
 use tally_bench::dist::LengthDist;
 use tally_bench::openai::Api;
 use tally_bench::output::{RunHeader, metric_lines, summary_text, write_jsonl};
-use tally_bench::runner::{BenchConfig, Load, Overflow, Progress, ProgressCallback};
+use tally_bench::runner::{BenchConfig, Load, Overflow, Progress, ProgressCallback, StopHandle};
 use tally_bench::summary::Slo;
 use tally_bench::workload::{PromptMode, WorkloadSpec};
 use tally_bench::{BenchError, SpecError};
@@ -191,6 +192,7 @@ fn build(
         keepalive: !args.no_keepalive,
         run_id: run_id.clone(),
         headers,
+        stop: StopHandle::new(),
     };
     let argv: Vec<String> = std::env::args()
         .map(|a| scrub(&scrub_userinfo(&a), api_key.as_deref()))
@@ -231,6 +233,45 @@ fn draw_progress(progress: &Progress) {
     let _ = std::io::Write::write_all(&mut stderr, line.as_bytes());
 }
 
+/// The first of SIGINT, SIGTERM, SIGHUP that arrived (0: none yet).
+struct FirstSignal(Arc<std::sync::atomic::AtomicI32>);
+
+impl FirstSignal {
+    fn signal(&self) -> i32 {
+        match self.0.load(std::sync::atomic::Ordering::SeqCst) {
+            0 => signal_hook::consts::SIGINT,
+            signal => signal,
+        }
+    }
+}
+
+/// From here on, SIGINT, SIGTERM and SIGHUP ask the run to stop early instead of killing the
+/// process (docs/bench.md#interrupt); a second one cancels the requests still in flight.
+fn stop_on_signals(stop: &StopHandle) -> FirstSignal {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let first = Arc::new(std::sync::atomic::AtomicI32::new(0));
+    if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+        let (stop, seen) = (stop.clone(), first.clone());
+        std::thread::spawn(move || {
+            for signal in signals.forever() {
+                let _ = seen.compare_exchange(
+                    0,
+                    signal,
+                    std::sync::atomic::Ordering::SeqCst,
+                    std::sync::atomic::Ordering::SeqCst,
+                );
+                let name = match signal {
+                    SIGTERM => "SIGTERM",
+                    SIGHUP => "SIGHUP",
+                    _ => "SIGINT",
+                };
+                stop.request(name);
+            }
+        });
+    }
+    FirstSignal(first)
+}
+
 /// Runs `tally bench openai`.
 pub fn run(args: &OpenaiArgs) -> anyhow::Result<Status> {
     let api_key = match &args.api_key_env {
@@ -254,6 +295,7 @@ pub fn run(args: &OpenaiArgs) -> anyhow::Result<Status> {
         .enable_all()
         .build()
         .map_err(BenchError::Runtime)?;
+    let interrupted = stop_on_signals(&config.stop);
     let terminal = std::io::stderr().is_terminal();
     let on_progress: Option<ProgressCallback> =
         terminal.then(|| Arc::new(draw_progress) as ProgressCallback);
@@ -265,6 +307,10 @@ pub fn run(args: &OpenaiArgs) -> anyhow::Result<Status> {
     let report = match result {
         Ok(report) => report,
         Err(BenchError::Usage(err)) => return usage(&err.to_string()),
+        Err(err @ BenchError::Interrupted(_)) => {
+            printer::error(&err.to_string());
+            return Ok(Status::Interrupted(interrupted.signal()));
+        }
         Err(err @ BenchError::Preflight { .. }) => {
             printer::error(&scrub(&err.to_string(), api_key.as_deref()));
             return Ok(Status::PreflightFailed);
@@ -285,6 +331,9 @@ pub fn run(args: &OpenaiArgs) -> anyhow::Result<Status> {
         stdout.push('\n');
     }
     printer::out(&stdout)?;
+    if report.stopped_early.is_some() {
+        return Ok(Status::Interrupted(interrupted.signal()));
+    }
     if report.summary.untrustworthy.is_empty() {
         return Ok(Status::Success);
     }
