@@ -16,12 +16,16 @@ fn exact_timing_at_concurrency_1() {
     let server = exact_server(50.0, 10.0, StreamShape::default());
     let report = bench(config(&server, 10, 1, 20));
     assert_eq!(report.summary.ok, 10);
+    // The bound is the client's share (1 ms) on top of what the server itself took beyond its
+    // schedule (reading the request, waking for the frame): that part is the fake server's, and
+    // on a virtual machine its wake-ups alone can cost a few hundred microseconds.
+    let server_lag = server_lag_p50(&report, &server.stats());
     near(
         "ttft_p50_ms",
         metric(&report, "ttft_p50_ms"),
         50.0,
         0.0,
-        1.0,
+        1.0 + server_lag,
     );
     near(
         "tpot_p50_ms",
@@ -31,7 +35,13 @@ fn exact_timing_at_concurrency_1() {
         0.2,
     );
     // 50 + 19·10; finish, usage and [DONE] ride in the last token's frame.
-    near("e2e_p50_ms", metric(&report, "e2e_p50_ms"), 240.0, 0.0, 1.5);
+    near(
+        "e2e_p50_ms",
+        metric(&report, "e2e_p50_ms"),
+        240.0,
+        0.0,
+        1.5 + server_lag,
+    );
     near("icl_p50_ms", metric(&report, "icl_p50_ms"), 10.0, 0.2, 0.3);
     assert_eq!(metric(&report, "p50_ms"), metric(&report, "e2e_p50_ms"));
     near(
