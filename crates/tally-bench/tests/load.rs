@@ -415,14 +415,16 @@ fn count_mode_under_reports_the_rate_by_its_drain_tail() {
     // C = 16 and constant service: by Little's law a steady closed loop serves C / E2E requests
     // per second; a count run of 24 requests takes two waves, the second half empty, so it
     // reports 24/32 of that. Both figures come from the same run, so the machine's load cancels.
-    let server_a = server(exact(20.0, 1.0));
+    let server_a = server(exact(40.0, 1.0));
     let mut count = config(&server_a, 24, 16, 5);
     count.warmup_requests = Some(16);
     let count = bench(count);
     let steady = 16.0 / (metric(&count, "e2e_mean_ms") / 1e3);
     let ratio = metric(&count, "requests_per_s") / steady;
-    // Between the waves the client turns around (~0.1 ms of a ~25 ms wave): ±0.03.
-    near("count rate / (C / E2E)", ratio, 0.75, 0.03, 0.03);
+    // Between the waves the client turns around: ~0.1 ms of a ~45 ms wave when the machine is
+    // idle, but one preemption of a few ms can fall there, and it only lowers the ratio. The
+    // bounds still tell the drain tail (0.75) from a steady rate (1.0) or one wave (0.5).
+    near("count rate / (C / E2E)", ratio, 0.75, 0.07, 0.03);
     assert_invariants(&count, true);
     // Duration mode on the same server is near the steady rate (events inside the window).
     let server_b = server(exact(20.0, 1.0));
