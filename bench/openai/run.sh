@@ -40,8 +40,11 @@ for tool in aiperf guidellm; do
 done
 PYTHON=python3
 for tool in aiperf guidellm; do [ -x "$WORK/$tool-venv/bin/python" ] && PYTHON="$WORK/$tool-venv/bin/python"; done
+# The peers count tokens with a local tokenizer; tally needs none (the server reports usage).
 TOK="$OUT/tokenizer"
-"$PYTHON" "$HERE/make_tokenizer.py" "$TOK" > /dev/null || { say "cannot build the tokenizer"; exit 1; }
+if [ "$AVAILABLE" != tally ]; then
+  "$PYTHON" "$HERE/make_tokenizer.py" "$TOK" > /dev/null || { say "cannot build the tokenizer"; exit 1; }
+fi
 
 "$TALLY" bench fake-server --mode exact --ttft "const:$TTFT_MS" --gap "const:$GAP_MS" --threads 2 \
   --address-file "$OUT/url.txt" > /dev/null 2> "$OUT/server.log" &
@@ -99,7 +102,9 @@ for tool in $AVAILABLE; do
       aiperf) h=("$WORK/aiperf-venv/bin/aiperf" profile --help) ;;
       guidellm) h=("$WORK/guidellm-venv/bin/guidellm" run --help) ;;
     esac
-    /usr/bin/time -f '%e' -a -o "$OUT/$tool-help.txt" "${h[@]}" > /dev/null 2>&1
+    # Nanosecond stamps: /usr/bin/time's 10 ms resolution reads tally's start-up as 0.
+    t0=$(date +%s%N); "${h[@]}" > /dev/null 2>&1; t1=$(date +%s%N)
+    awk -v ns=$((t1 - t0)) 'BEGIN { printf "%.6f\n", ns / 1e9 }' >> "$OUT/$tool-help.txt"
   done
   client "$tool" one one 1 1
   client "$tool" closed "closed-c$C" "$N" "$C"
