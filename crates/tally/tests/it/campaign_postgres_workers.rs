@@ -1,7 +1,8 @@
 //! Several `tally run` workers on one PostgreSQL campaign (`evaluation_slots = 2`,
 //! `docs/team.md#workers`): real processes of the binary share the queue — each sample runs
 //! once, one head, the verdicts one process reaches on SQLite — a third worker finds no free
-//! slot, a `kill -9` of a worker leaves its evaluation to the live one, and SQLite refuses more
+//! slot, a `kill -9` of a worker leaves its evaluation to the live one, two keeps from one head
+//! move it once (the later one is judged again against the new head), and SQLite refuses more
 //! than one slot.
 //!
 //! The evaluate program is `record.sh`, which appends `PPID CANDIDATE SIDE SAMPLE` (its parent
@@ -267,7 +268,9 @@ fn kill_9_of_a_postgres_worker_leaves_its_evaluation_to_the_live_one() {
     let (code, stderr) = terminate(second);
     assert_eq!(code, Some(143), "{stderr}");
     assert!(
-        stderr.contains("1: an earlier tally run ended during its evaluation; evaluating it again"),
+        stderr.contains(
+            "candidate#1: an earlier tally run ended during its evaluation; evaluating it again"
+        ),
         "{stderr}"
     );
     assert_each_sample_once(&status);
@@ -316,4 +319,51 @@ fn sqlite_refuses_more_than_one_evaluation_slot() {
     );
     assert!(stderr.contains("set evaluation_slots = 1"), "{stderr}");
     assert_eq!(verdicts(&repo.status_json()), ["keep", "pending"]);
+}
+
+#[test]
+fn two_postgres_workers_keeping_from_one_head_move_it_once_and_judge_again() {
+    let Some(schema) = Schema::new("worker_head") else {
+        return;
+    };
+    let repo = campaign(TWO_SLOTS, Some(&schema));
+    repo.propose(&[
+        "tok_s=1250\nnoise=0.01\nseed=2\nstall_at=candidate-0\n",
+        "tok_s=1100\nnoise=0.01\nseed=3\n",
+    ]);
+
+    // The first worker measures candidate 1 against the baseline; meanwhile the second keeps
+    // candidate 2 against the same baseline and moves the head.
+    let first = spawn_worker(&repo, true);
+    repo.wait_for_signal("stalled");
+    let second = spawn_worker(&repo, false);
+    let status = wait_for_status(&repo, "the second worker keeps candidate 2", |s| {
+        judged(s, &[2])
+    });
+    assert_eq!(candidate(&status, 2)["verdict"], "keep");
+    assert_eq!(status["head"]["candidate"], 2);
+
+    // Candidate 1's keep finds the head moved: it is judged again against candidate 2.
+    repo.signal("release");
+    let out = first.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "candidate#1: the head moved to candidate#2 while it was measured; judging it again"
+        ),
+        "{stderr}"
+    );
+    let status = wait_for_status(&repo, "candidate 1 judged again", |s| judged(s, &[1]));
+    let (code, stderr) = terminate(second);
+    assert_eq!(code, Some(143), "{stderr}");
+    assert_each_sample_once(&status);
+    assert_eq!(verdicts(&status), ["keep", "keep", "keep"]);
+    assert_eq!(candidate(&status, 1)["judged_against"], 2);
+    assert_eq!(status["head"]["candidate"], 1);
+    assert_eq!(
+        evaluations_of(&status, 1).len(),
+        2,
+        "against the baseline, then candidate 2"
+    );
 }
