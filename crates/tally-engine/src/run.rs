@@ -112,9 +112,16 @@ impl Engine<'_> {
                 return Ok(RunEnd::Interrupted);
             }
             let campaign = self.campaign()?;
-            if self.store.with_workers().is_some() {
+            if self.store.with_workers().is_some()
+                && self
+                    .store
+                    .unfinished_evaluations(campaign.id)?
+                    .iter()
+                    .any(|e| e.state == EvaluationState::Running)
+            {
                 // A worker that died while others work: its evaluation is recovered now, not
-                // at the next `tally run` (`docs/team.md#workers`).
+                // at the next `tally run` (`docs/team.md#workers`). Only a running evaluation
+                // can be an orphan, so an idle campaign costs no write.
                 self.recover(&campaign)?;
             }
             let work = match self.next_work(&campaign, &rule_failed)? {
