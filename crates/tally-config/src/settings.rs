@@ -61,7 +61,8 @@ pub struct Settings {
     pub evaluate_timeout_s: f64,
     /// Repo-relative, git-ignored paths made available read-only in every checkout.
     pub link: Vec<String>,
-    /// Evaluations at the same time (1).
+    /// How many `tally run` workers may evaluate at once (1 to 64; above 1 only on a
+    /// PostgreSQL store, `docs/team.md#workers`).
     pub evaluation_slots: u32,
     /// The metrics, in file order.
     pub metrics: Vec<MetricSpec>,

@@ -26,6 +26,7 @@ mod outcome;
 mod records;
 mod sample;
 mod store;
+mod workers;
 
 pub use cancel::{CancelToken, Listening, Wake};
 pub use error::{BackendError, StoreError};
@@ -44,3 +45,4 @@ pub use sample::{
     Attempt, CommitId, EvaluateCommand, EvidenceFile, LogFiles, SampleRequest, SampleRunner,
 };
 pub use store::Store;
+pub use workers::WorkerStore;

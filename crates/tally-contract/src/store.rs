@@ -202,4 +202,11 @@ pub trait Store: Send + Sync {
     fn with_ideas(&self) -> Option<&dyn crate::ImplementerStore> {
         None
     }
+
+    /// This store as one shared by several `tally run` workers on a campaign
+    /// ([`crate::WorkerStore`], `docs/team.md#workers`); `None` for a store that one `tally
+    /// run` drives alone.
+    fn with_workers(&self) -> Option<&dyn crate::WorkerStore> {
+        None
+    }
 }

@@ -101,13 +101,33 @@ impl Engine<'_> {
         let started = self
             .store
             .start_evaluation(evaluation.id, self.clock.now())?;
+        self.begin_started(campaign, started, config)
+    }
+
+    /// Resolves the revisions of an evaluation a worker claimed (already running).
+    pub(crate) fn begin_claimed(
+        &self,
+        campaign: &Campaign,
+        claimed: Evaluation,
+    ) -> Result<Running> {
+        let config = self.store.record_config_text(self.config_text)?;
+        self.begin_started(campaign, claimed, config)
+    }
+
+    fn begin_started(
+        &self,
+        campaign: &Campaign,
+        started: Evaluation,
+        config: ConfigTextId,
+    ) -> Result<Running> {
+        let evaluation = &started;
         let candidate_rev = self.revision(campaign, evaluation.candidate)?;
         let bar = match evaluation.bar.filter(|b| *b != evaluation.candidate) {
             Some(b) => Some((b, self.revision(campaign, b)?)),
             None => None,
         };
         Ok(Running {
-            evaluation: started,
+            evaluation: started.clone(),
             config,
             candidate_rev,
             bar,

@@ -112,6 +112,18 @@ impl Engine<'_> {
                 return Ok(RunEnd::Interrupted);
             }
             let campaign = self.campaign()?;
+            if self.store.with_workers().is_some()
+                && self
+                    .store
+                    .unfinished_evaluations(campaign.id)?
+                    .iter()
+                    .any(|e| e.state == EvaluationState::Running)
+            {
+                // A worker that died while others work: its evaluation is recovered now, not
+                // at the next `tally run` (`docs/team.md#workers`). Only a running evaluation
+                // can be an orphan, so an idle campaign costs no write.
+                self.recover(&campaign)?;
+            }
             let work = match self.next_work(&campaign, &rule_failed)? {
                 Some(work) => {
                     idle_check = None;
@@ -219,22 +231,34 @@ impl Engine<'_> {
     }
 
     /// Evaluations a killed `tally run` left `running` are abandoned; their candidates stay
-    /// pending and are evaluated again. Queued ones stay queued.
+    /// pending and are evaluated again. Queued ones stay queued. With workers, only those whose
+    /// worker is gone (`docs/team.md#workers`).
     fn recover(&self, campaign: &Campaign) -> Result<()> {
-        for evaluation in self.store.unfinished_evaluations(campaign.id)? {
-            if evaluation.state == EvaluationState::Running {
-                self.store.end_evaluation(
-                    evaluation.id,
-                    EvaluationState::Abandoned,
-                    Some("tally run ended while it was running; evaluated again"),
-                    self.clock.now(),
-                )?;
-                self.observer.note(&format!(
-                    "{}: an earlier tally run ended during its evaluation; evaluating it again",
-                    evaluation.candidate
-                ));
-                self.queue_again(campaign, &evaluation)?;
+        const NOTE: &str = "tally run ended while it was running; evaluated again";
+        let orphans = match self.store.with_workers() {
+            Some(workers) => workers.abandon_orphans(campaign.id, NOTE, self.clock.now())?,
+            None => {
+                let mut orphans = Vec::new();
+                for evaluation in self.store.unfinished_evaluations(campaign.id)? {
+                    if evaluation.state == EvaluationState::Running {
+                        self.store.end_evaluation(
+                            evaluation.id,
+                            EvaluationState::Abandoned,
+                            Some(NOTE),
+                            self.clock.now(),
+                        )?;
+                        orphans.push(evaluation);
+                    }
+                }
+                orphans
             }
+        };
+        for evaluation in orphans {
+            self.observer.note(&format!(
+                "{}: an earlier tally run ended during its evaluation; evaluating it again",
+                evaluation.candidate
+            ));
+            self.queue_again(campaign, &evaluation)?;
         }
         Ok(())
     }
@@ -290,18 +314,26 @@ impl Engine<'_> {
                 .iter()
                 .any(|e| e.candidate == head && e.bar.is_none());
             if !measured && !queued {
-                self.observer.note(&format!(
-                    "measuring the head ({head}) under the current evaluator first"
-                ));
-                let e = self.store.queue_evaluation(&NewEvaluation {
+                let new = NewEvaluation {
                     campaign: campaign.id,
                     candidate: head,
                     bar: None,
                     kind: EvaluationKind::Remeasure,
                     repeats: self.settings.repeats(),
                     queued: self.clock.now(),
-                })?;
-                return Ok(Some(Work::Queued(e)));
+                };
+                // A worker claims the remeasure in the write that queues it; when another
+                // worker was first, there is other work to look for.
+                let claimed = match self.store.with_workers() {
+                    Some(workers) => workers.claim_candidate(&new)?,
+                    None => Some(self.store.queue_evaluation(&new)?),
+                };
+                if let Some(e) = claimed {
+                    self.observer.note(&format!(
+                        "measuring the head ({head}) under the current evaluator first"
+                    ));
+                    return Ok(Some(Work::Queued(e)));
+                }
             }
         }
         if let Some(e) = self
@@ -312,12 +344,25 @@ impl Engine<'_> {
         {
             return Ok(Some(Work::Queued(e)));
         }
+        // Workers skip candidates another worker is evaluating.
+        let busy: BTreeSet<CandidateId> = match self.store.with_workers() {
+            Some(_) => self
+                .store
+                .unfinished_evaluations(campaign.id)?
+                .iter()
+                .map(|e| e.candidate)
+                .collect(),
+            None => BTreeSet::new(),
+        };
         let pending = self
             .store
             .list_candidates(campaign.id)?
             .into_iter()
             .find(|c| {
-                c.verdict == Verdict::Pending && !c.is_hand_set() && !rule_failed.contains(&c.id)
+                c.verdict == Verdict::Pending
+                    && !c.is_hand_set()
+                    && !rule_failed.contains(&c.id)
+                    && !busy.contains(&c.id)
             });
         Ok(pending.map(|c| Work::Pending(c.id)))
     }
@@ -331,14 +376,22 @@ impl Engine<'_> {
     ) -> Result<EvaluationEnd> {
         let bar = campaign.head;
         let repeats = self.settings.repeats();
-        let evaluation = self.store.queue_evaluation(&NewEvaluation {
+        let new = NewEvaluation {
             campaign: campaign.id,
             candidate,
             bar: if repeats > 1 { bar } else { None },
             kind: EvaluationKind::Judge,
             repeats,
             queued: self.clock.now(),
-        })?;
+        };
+        let evaluation = match self.store.with_workers() {
+            Some(workers) => match workers.claim_candidate(&new)? {
+                Some(claimed) => claimed,
+                // Another worker claimed it first.
+                None => return Ok(EvaluationEnd::Finished),
+            },
+            None => self.store.queue_evaluation(&new)?,
+        };
         self.do_queued(campaign, &evaluation, cancel, rule_failed)
     }
 
@@ -349,7 +402,22 @@ impl Engine<'_> {
         cancel: &CancelToken,
         rule_failed: &mut BTreeSet<CandidateId>,
     ) -> Result<EvaluationEnd> {
-        let mut running = self.begin_evaluation(campaign, evaluation)?;
+        let workers = self.store.with_workers();
+        let mut running = match workers {
+            // A worker's evaluation is claimed: already running, or started now unless another
+            // worker started it first.
+            Some(_) if evaluation.state == EvaluationState::Running => {
+                self.begin_claimed(campaign, evaluation.clone())?
+            }
+            Some(w) => match w.claim_evaluation(evaluation.id, self.clock.now())? {
+                Some(claimed) => self.begin_claimed(campaign, claimed)?,
+                None => return Ok(EvaluationEnd::Finished),
+            },
+            None => self.begin_evaluation(campaign, evaluation)?,
+        };
+        // A worker ends its evaluation only once the verdict is written, so that no other
+        // worker takes the candidate, still pending, in between (`docs/team.md#workers`).
+        let finish_late = workers.is_some();
         let repeats = running.evaluation().repeats;
         if self.run_samples(campaign, &mut running, repeats, cancel, &mut || Ok(None))?
             == SamplesEnd::Interrupted
@@ -391,12 +459,19 @@ impl Engine<'_> {
         )?;
         let judgement = match ruled {
             Ruled::Judged(j) => {
-                self.finish_evaluation(&running)?;
+                if !finish_late {
+                    self.finish_evaluation(&running)?;
+                }
                 j
             }
             Ruled::Failed(why) => {
-                self.finish_evaluation(&running)?;
+                if !finish_late {
+                    self.finish_evaluation(&running)?;
+                }
                 self.write_verdict(&campaign, candidate, Verdict::Pending, &why, bar)?;
+                if finish_late {
+                    self.finish_evaluation(&running)?;
+                }
                 self.observer
                     .note(&format!("{candidate} stays pending: {why}"));
                 rule_failed.insert(candidate);
@@ -428,6 +503,9 @@ impl Engine<'_> {
                     repeats: self.settings.repeats(),
                     queued: self.clock.now(),
                 })?;
+                if finish_late {
+                    self.finish_evaluation(&running)?;
+                }
                 return Ok(EvaluationEnd::Finished);
             }
             _ if judgement.outcome == Verdict::Crash => {
@@ -462,6 +540,9 @@ impl Engine<'_> {
                     queued: self.clock.now(),
                 })?;
             }
+        }
+        if finish_late {
+            self.finish_evaluation(&running)?;
         }
         Ok(EvaluationEnd::Finished)
     }

@@ -25,5 +25,5 @@ pub use tally_contract::{
     CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate, Idea,
     IdeaState, IdeaStore, ImplementerStore, NewCampaign, NewCandidate, NewEvaluation, NewIdea,
     NewMeasurement, NewRun, Run, RunCommit, RunEnd, RunSettlement, Store, StoreError,
-    VerdictCounts, VerdictWrite, VerdictWriteOutcome,
+    VerdictCounts, VerdictWrite, VerdictWriteOutcome, WorkerStore,
 };

@@ -104,18 +104,23 @@ pub(super) fn link(root: &Map<String, Value>, p: &mut Vec<ConfigProblem>) -> Vec
     }
 }
 
-/// `evaluation_slots`: one evaluation at a time.
+/// `evaluation_slots`: how many `tally run` workers may evaluate at once, 1 to
+/// 64. More than 1 needs a PostgreSQL store, which `tally run` checks
+/// (`docs/campaign.md#tally-toml`, `docs/team.md#workers`).
 pub(super) fn evaluation_slots(root: &Map<String, Value>, p: &mut Vec<ConfigProblem>) -> u32 {
     match root.get("evaluation_slots") {
         None => 1,
-        Some(v) if v.as_u64() == Some(1) => 1,
-        Some(v) => {
-            p.push(bad(
-                "evaluation_slots",
-                v,
-                "tally runs one evaluation at a time (GPU benchmarks must not share the device); set 1",
-            ));
-            1
-        }
+        Some(v) => match v.as_u64() {
+            Some(n @ 1..=64) => n as u32,
+            _ => {
+                p.push(bad(
+                    "evaluation_slots",
+                    v,
+                    "expected a whole number from 1 to 64: how many `tally run` workers may \
+                     evaluate at once (more than 1 needs a PostgreSQL store); set 1",
+                ));
+                1
+            }
+        },
     }
 }

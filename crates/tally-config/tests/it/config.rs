@@ -155,6 +155,33 @@ exclude = ["latncy"]
 }
 
 #[test]
+fn evaluation_slots_take_1_to_64_workers() {
+    let with = |slots: &str| MINIMAL.replacen("\n", &format!("\nevaluation_slots = {slots}\n"), 1);
+    let s = parse_settings(&with("2"), &registry()).unwrap();
+    assert_eq!(s.evaluation_slots, 2);
+    assert_eq!(
+        parse_settings(&with("64"), &registry())
+            .unwrap()
+            .evaluation_slots,
+        64
+    );
+    for bad in ["0", "65", "1.5", "\"2\""] {
+        let Err(ConfigError::Problems(problems)) = parse_settings(&with(bad), &registry()) else {
+            panic!("evaluation_slots = {bad} was accepted");
+        };
+        let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            lines,
+            [format!(
+                "evaluation_slots = {bad}: expected a whole number from 1 to 64: how many \
+                 `tally run` workers may evaluate at once (more than 1 needs a PostgreSQL \
+                 store); set 1"
+            )]
+        );
+    }
+}
+
+#[test]
 fn syntax_errors_say_where() {
     let Err(ConfigError::Syntax { line, column, .. }) =
         parse_settings("name = \"x\"\nevaluate = [\n", &registry())

@@ -20,6 +20,7 @@ mod lock;
 mod measurements;
 mod store_impl;
 mod totals;
+mod workers;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -71,6 +72,8 @@ pub struct PgStore {
     client: Mutex<Client>,
     shown: String,
     busy_timeout: Duration,
+    /// The worker slot this store works as (`tally run` with its slot held), if any.
+    worker: Option<u32>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -123,7 +126,15 @@ impl PgStore {
             client: Mutex::new(client),
             shown,
             busy_timeout: options.busy_timeout,
+            worker: None,
         })
+    }
+
+    /// This store as the worker of `slot` (whose [`PgRunLock`] the caller holds): it claims
+    /// work and recovers orphans as [`tally_contract::WorkerStore`] (`docs/team.md#workers`).
+    pub fn as_worker(mut self, slot: u32) -> Self {
+        self.worker = Some(slot);
+        self
     }
 
     /// Removes a schema and everything in it: for tests that gave each store its own

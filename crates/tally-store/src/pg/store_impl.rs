@@ -185,4 +185,9 @@ impl Store for PgStore {
     ) -> Result<Vec<EvaluationDuration>, StoreError> {
         self.read(|c| totals::recent_evaluation_durations(c, campaign, limit))
     }
+
+    fn with_workers(&self) -> Option<&dyn tally_contract::WorkerStore> {
+        self.worker
+            .map(|_| self as &dyn tally_contract::WorkerStore)
+    }
 }

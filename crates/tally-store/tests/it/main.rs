@@ -8,4 +8,5 @@ mod crash;
 mod fixtures;
 mod ideas;
 mod postgres;
+mod postgres_workers;
 mod sqlite_file;

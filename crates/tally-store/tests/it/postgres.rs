@@ -8,7 +8,7 @@
 
 /// The test server's URL, or `None` after printing why the test is skipped.
 #[cfg(feature = "postgres")]
-fn pg_url(test: &str) -> Option<String> {
+pub(crate) fn pg_url(test: &str) -> Option<String> {
     match std::env::var("TALLY_TEST_PG_URL") {
         Ok(url) if !url.is_empty() => Some(url),
         _ => {

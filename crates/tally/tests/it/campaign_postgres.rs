@@ -33,14 +33,14 @@ repeats = 3
 const BASELINE: &str = "tok_s=1000\nnoise=0.01\nseed=1\n";
 
 /// A schema of its own for one test, dropped at the end.
-struct Schema {
+pub(crate) struct Schema {
     url: String,
     name: String,
 }
 
 impl Schema {
     /// Creates (and migrates) the schema; `None` after printing why the test is skipped.
-    fn new(test: &str) -> Option<Self> {
+    pub(crate) fn new(test: &str) -> Option<Self> {
         let Ok(url) = std::env::var("TALLY_TEST_PG_URL") else {
             eprintln!(
                 "SKIPPED {test}: TALLY_TEST_PG_URL is not set (start a server with \
@@ -58,7 +58,7 @@ impl Schema {
     }
 
     /// The URL tally gets: the test database, with the schema first on the search path.
-    fn tally_url(&self) -> String {
+    pub(crate) fn tally_url(&self) -> String {
         let separator = if self.url.contains('?') { '&' } else { '?' };
         format!(
             "{}{separator}options=-c%20search_path%3D{}",
@@ -82,7 +82,7 @@ fn spawn_run(repo: &CampaignRepo) -> Child {
 }
 
 /// No sample of an evaluation is recorded twice (same evaluation, side, index and attempt).
-fn assert_each_sample_once(status: &Value) {
+pub(crate) fn assert_each_sample_once(status: &Value) {
     let mut seen = BTreeSet::new();
     for c in status["candidates"].as_array().unwrap() {
         for m in c["measurements"].as_array().unwrap() {

@@ -8,6 +8,7 @@ mod campaign_first_hour;
 mod campaign_holds;
 mod campaign_inference;
 mod campaign_postgres;
+mod campaign_postgres_workers;
 mod campaign_repo;
 mod campaign_safety;
 mod campaign_snapshots;

@@ -262,6 +262,60 @@ impl Workspace {
         }
     }
 
+    /// Takes a free worker slot of the campaign for `tally run` (`docs/team.md#workers`): the
+    /// run lock when `slots` is 1; above 1 only on a PostgreSQL store (SQLite keeps one
+    /// `tally run` per campaign, and says so). Returns the lock and its slot.
+    pub fn lock_worker_slot(
+        &self,
+        campaign: &str,
+        slots: u32,
+    ) -> anyhow::Result<(CampaignLock, u32)> {
+        match self.database() {
+            Database::Sqlite(path) if slots > 1 => bail!(
+                "tally.toml: evaluation_slots = {slots}, but this campaign's store is the SQLite \
+                 file {}, which one `tally run` at a time drives; set evaluation_slots = 1, or \
+                 share the campaign through a PostgreSQL store (--database / \
+                 TALLY_DATABASE_URL, docs/team.md#workers)",
+                path.display()
+            ),
+            #[cfg(feature = "postgres")]
+            Database::Postgres(url) => {
+                let lock = tally_store::PgRunLock::acquire_slot(&url, campaign, slots)?;
+                let slot = lock.slot();
+                Ok((CampaignLock::Postgres(Box::new(lock)), slot))
+            }
+            _ => Ok((self.lock_campaign(campaign)?, 0)),
+        }
+    }
+
+    /// Opens the store as the worker of `slot` (a PostgreSQL store claims work as that slot's
+    /// worker); a SQLite store opens as [`Self::open_store`] does.
+    pub fn open_store_as_worker(&self, slot: u32) -> anyhow::Result<Box<dyn Store>> {
+        match self.database() {
+            #[cfg(feature = "postgres")]
+            Database::Postgres(url) => {
+                Ok(Box::new(tally_store::PgStore::open(&url)?.as_worker(slot)))
+            }
+            _ => self.open_store(),
+        }
+    }
+
+    /// The sample runner of a worker slot: slot 0 checks out under the campaign's worktree
+    /// root, slot N under `worker-N/` inside it, so that a worker that starts prunes only what
+    /// a killed predecessor on its own slot left.
+    pub fn runner_for_slot(&self, campaign: &str, slot: u32) -> anyhow::Result<WorktreeRunner> {
+        if slot == 0 {
+            return self.runner(campaign);
+        }
+        become_child_subreaper()?;
+        let root = default_worktree_root(self.root(), campaign)?.join(format!("worker-{slot}"));
+        Ok(WorktreeRunner::new(
+            self.git.clone(),
+            &root,
+            Arc::new(crate::evidence::Accountant),
+        )?)
+    }
+
     /// Creates `.tally/` and keeps it out of git (`.git/info/exclude`).
     pub fn ensure_tally_dir(&self) -> anyhow::Result<()> {
         std::fs::create_dir_all(&self.tally_dir)

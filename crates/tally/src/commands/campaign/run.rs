@@ -1,5 +1,7 @@
 //! `tally run [--until-idle]`: one per campaign at a time (a lock a killed process cannot leave
-//! stuck), leftovers of a killed run pruned first, then the engine's loop. Exit 0 when idle or
+//! stuck) — or one per free worker slot with `evaluation_slots` above 1 on a PostgreSQL store
+//! (`docs/team.md#workers`) — leftovers of a killed run (on the same slot) pruned first, then the
+//! engine's loop. Exit 0 when idle or
 //! stopped, 3 when held (the reason on stderr), 128 + the signal's number when SIGINT (130),
 //! SIGTERM (143) or SIGHUP (129) interrupted it.
 
@@ -38,9 +40,10 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     workspace.refuse_uncommitted_evaluation(&loaded)?;
     workspace.ensure_tally_dir()?;
     let name = &loaded.settings.name;
-    let _lock = workspace.lock_campaign(name)?;
-    let store = workspace.open_store()?;
-    let runner = workspace.runner(name)?;
+    // One worker slot: the run lock with one slot, the first free of several on PostgreSQL.
+    let (_lock, slot) = workspace.lock_worker_slot(name, loaded.settings.evaluation_slots)?;
+    let store = workspace.open_store_as_worker(slot)?;
+    let runner = workspace.runner_for_slot(name, slot)?;
     clean_up_after_killed_commands(&workspace, &runner)?;
     let progress = Progress::new();
     let engine = engine(&workspace, &*store, &runner, &loaded, &progress);
