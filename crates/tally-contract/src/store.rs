@@ -202,4 +202,10 @@ pub trait Store: Send + Sync {
     fn with_ideas(&self) -> Option<&dyn crate::ImplementerStore> {
         None
     }
+
+    /// This store as one that also keeps check runs ([`crate::CheckStore`]); `None` for a
+    /// backend that does not (yet): the checks still run, and run again for every evaluation.
+    fn with_checks(&self) -> Option<&dyn crate::CheckStore> {
+        None
+    }
 }

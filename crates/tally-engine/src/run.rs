@@ -13,6 +13,7 @@ use tally_model::{
 };
 use tally_plugin::StopDecision;
 
+use crate::checks::Gate;
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::evaluate::{EvaluationEnd, SamplesEnd};
@@ -350,6 +351,29 @@ impl Engine<'_> {
         rule_failed: &mut BTreeSet<CandidateId>,
     ) -> Result<EvaluationEnd> {
         let mut running = self.begin_evaluation(campaign, evaluation)?;
+        // The correctness gate, before any timed sample (`docs/campaign.md#checks`).
+        match self.gate_checks(campaign, evaluation, cancel)? {
+            Gate::Clear => {}
+            Gate::Interrupted => {
+                self.store.end_evaluation(
+                    evaluation.id,
+                    EvaluationState::Abandoned,
+                    Some("interrupted during its checks"),
+                    self.clock.now(),
+                )?;
+                self.queue_again(campaign, evaluation)?;
+                return Ok(EvaluationEnd::Interrupted);
+            }
+            Gate::Failed(reason) => {
+                self.finish_evaluation(&running)?;
+                let candidate = evaluation.candidate;
+                let bar = evaluation.bar.or(campaign.head);
+                self.write_verdict(campaign, candidate, Verdict::Discard, &reason, bar)?;
+                self.observer
+                    .note(&format!("{candidate}: discard — {reason} (not measured)"));
+                return Ok(EvaluationEnd::Finished);
+            }
+        }
         let repeats = running.evaluation().repeats;
         if self.run_samples(campaign, &mut running, repeats, cancel, &mut || Ok(None))?
             == SamplesEnd::Interrupted
