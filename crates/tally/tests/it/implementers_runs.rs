@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::campaign_repo::{CampaignRepo, candidate, processes_mentioning, text};
+use crate::campaign_repo::{CampaignRepo, candidate, processes_mentioning, section, text};
 
 /// The scripted implementer: `SCRIPT: mode=M` picks what it does, `SCRIPT: conf=K=V` the
 /// `bench.conf` lines its commits write. It records its environment and directory in
@@ -20,6 +20,7 @@ brief=$1
 env > "$E2E_DIR/env-$TALLY_RUN"
 pwd > "$E2E_DIR/pwd-$TALLY_RUN"
 ls -A > "$E2E_DIR/ls-$TALLY_RUN"
+cp "$brief" "$E2E_DIR/brief-$TALLY_RUN"
 mode=$(sed -n 's/^SCRIPT: mode=//p' "$brief" | tail -n 1)
 confs=$(sed -n 's/^SCRIPT: conf=//p' "$brief")
 commit_each() {
@@ -30,6 +31,9 @@ commit_each() {
 }
 case "$mode" in
 ok) commit_each ;;
+finding)
+    printf 'tried %s on run %s\nit moved tok_s\n' "$confs" "$TALLY_RUN" > "$TALLY_FINDING_FILE"
+    commit_each || : ;;
 no-commit) : ;;
 dirty) printf 'tok_s=1300\n' > bench.conf; echo noise > .aider.chat.history.md ;;
 noise) echo noise > .aider.chat.history.md ;;
@@ -559,5 +563,78 @@ fn the_users_uncommitted_edits_are_neither_seen_nor_touched() {
         std::fs::read_to_string(repo.root().join("bench.conf")).unwrap(),
         "tok_s=1000\n",
         "the main checkout stays where it was"
+    );
+}
+
+#[test]
+fn findings_and_earlier_attempts_reach_the_next_brief_and_the_runs_section() {
+    let repo = campaign("");
+    let out = repo.tally(&[
+        "idea",
+        "add",
+        "bigger batch",
+        "--text",
+        "SCRIPT: mode=finding\nSCRIPT: conf=tok_s=1500\n",
+        "--attempts",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    run(&repo);
+
+    let env = agent_env(&repo, 1);
+    let finding_file = env
+        .lines()
+        .find_map(|l| l.strip_prefix("TALLY_FINDING_FILE="))
+        .expect("the agent is told where its finding goes");
+    assert!(
+        finding_file.ends_with("/runs/1/finding.md"),
+        "{finding_file}"
+    );
+    let first = std::fs::read_to_string(repo.signals().join("brief-1")).unwrap();
+    assert!(first.contains("`$TALLY_FINDING_FILE`"), "{first}");
+    assert!(!first.contains("Earlier attempts"), "{first}");
+    // The second attempt's brief lists the first with its verdict and its whole finding.
+    let second = std::fs::read_to_string(repo.signals().join("brief-2")).unwrap();
+    assert!(
+        second.contains(
+            "### Earlier attempts of this idea\n\n- run#1: ended finished; candidate#1 keep\n  > tried tok_s=1500 on run 1\n  > it moved tok_s\n"
+        ),
+        "{second}"
+    );
+    // ...and the runs section, in the campaign part of the brief.
+    assert!(second.contains("Implementer runs"), "{second}");
+
+    let status = repo.status_json();
+    let runs = section(&status, "runs")
+        .expect("a runs section")
+        .to_string();
+    // The second run found the change already made: no commit of its own.
+    for cell in [
+        "run#2",
+        "run#1",
+        "idea#1 bigger batch",
+        "finished",
+        "no_commits",
+        "keep",
+        "tried tok_s=1500 on run 1",
+        "tried tok_s=1500 on run 2",
+    ] {
+        assert!(runs.contains(cell), "{cell} in {runs}");
+    }
+    let newest_first = runs.find("run#2").unwrap() < runs.find("run#1").unwrap();
+    assert!(newest_first, "{runs}");
+    let out = repo.tally(&["status"]);
+    assert!(
+        text(&out.stdout).contains("Implementer runs"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = repo.tally(&["brief"]);
+    let brief = text(&out.stdout);
+    assert!(
+        brief.contains(
+            "| run#2 | idea#1 bigger batch | no_commits | — | tried tok_s=1500 on run 2 |"
+        ),
+        "{brief}"
     );
 }
