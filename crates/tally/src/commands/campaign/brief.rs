@@ -1,8 +1,8 @@
 //! `tally brief [--idea N]`: the implementer brief as Markdown — `brief.md`, the campaign context
-//! (head and its scores, the bar, the metrics and their directions, the budget left) and the
-//! sections of the `run` surface (so `latency` appears there) and the `runs` section of earlier
-//! implementer runs; with `--idea N`, exactly what a
-//! launch on that idea writes: tally's rules, that, and the idea (`docs/implementers.md#brief`).
+//! (head and its scores, the bar, the metrics and their directions, the budget left), where the
+//! head's GPU time went, the sections of the `run` surface (so `latency` appears there) and the
+//! `runs` section of earlier implementer runs; with `--idea N`, exactly what a launch on that
+//! idea writes: tally's rules, that, and the idea (`docs/implementers.md#brief`).
 
 use tally_engine::Engine;
 use tally_plugin::Surface;
@@ -24,6 +24,10 @@ pub fn campaign_brief(
     ideas: Option<&dyn ImplementerStore>,
 ) -> anyhow::Result<String> {
     let mut report = engine.status(Surface::Run)?;
+    report.sections.insert(
+        0,
+        super::gpu_time::head_gpu_section(workspace.root(), &report.data),
+    );
     if let Some(ideas) = ideas {
         let summaries = implement::history::summaries(ideas, &engine.campaign()?)?;
         report
