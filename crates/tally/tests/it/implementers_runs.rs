@@ -3,7 +3,8 @@
 //! text — is launched by `tally run --until-idle` in a real worktree, and each way a run can end
 //! is checked: its commits queued and judged in order, unsaved work recovered but not measured,
 //! a timeout and a background child killed (no process with the run's tag survives), a failing
-//! exit, a missing program, a HEAD that left the base, a commit that repeats the base's tree.
+//! exit, a missing program, a HEAD that left the base, a commit that repeats the base's tree, a
+//! commit that fails the `[checks]`; and what a run leaves for later briefs (its finding).
 
 use std::path::PathBuf;
 
@@ -637,4 +638,26 @@ fn findings_and_earlier_attempts_reach_the_next_brief_and_the_runs_section() {
         ),
         "{brief}"
     );
+}
+
+#[test]
+fn an_agent_commit_that_fails_the_checks_is_discarded_unmeasured() {
+    let repo = campaign(
+        "[checks]\ncommands = [{ name = \"conf\", argv = [\"sh\", \"-c\", \"! grep -q broken bench.conf || { echo 'bench.conf is broken' >&2; exit 1; }\"] }]",
+    );
+    add_idea(
+        &repo,
+        "two steps",
+        "SCRIPT: mode=ok\nSCRIPT: conf=tok_s=1500,broken=1\nSCRIPT: conf=tok_s=1400\n",
+    );
+    run(&repo);
+    let status = repo.status_json();
+    let failed = candidate(&status, 1);
+    assert_eq!(failed["verdict"], "discard", "{failed}");
+    assert_eq!(
+        failed["reason"],
+        "check `conf` failed: exit 1: bench.conf is broken"
+    );
+    assert_eq!(failed["measurements"], serde_json::json!([]));
+    assert_eq!(candidate(&status, 2)["verdict"], "keep");
 }
