@@ -4,6 +4,7 @@
 use tally_model::{Direction, Role};
 use tally_plugin::Params;
 
+use crate::checks::ChecksSettings;
 use crate::implementer::ImplementerSettings;
 
 /// One `[[metrics]]` entry.
@@ -78,6 +79,8 @@ pub struct Settings {
     pub brief: SectionChoice,
     /// `[implementer]`; `None`: no implementers.
     pub implementer: Option<ImplementerSettings>,
+    /// `[checks]`; `None`: no checks before the samples.
+    pub checks: Option<ChecksSettings>,
 }
 
 impl Settings {

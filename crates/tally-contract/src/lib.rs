@@ -3,8 +3,8 @@
 //! `test-support` feature) the conformance suite every backend must pass; the [`SampleRunner`]
 //! trait with the request and the [`Attempt`] it answers, how an attempt ended ([`Outcome`],
 //! [`Failure`]) and the retry rule; the [`CancelToken`] that stops a sample in flight; and the
-//! [`EvidenceAccountant`] that says what an evidence artifact accounts for ([`Evidence`]); and
-//! the [`IdeaStore`] of implementer ideas.
+//! [`EvidenceAccountant`] that says what an evidence artifact accounts for ([`Evidence`]); the
+//! [`IdeaStore`] of implementer ideas; and the `[checks]` gate ([`CheckRequest`], [`CheckStore`]).
 //!
 //! Why a crate of its own rather than more of `tally-model`: the model is plain data that the
 //! plugin contract hands to providers, while these are behaviour — traits a backend or an
@@ -17,6 +17,7 @@
 //! implementations.
 
 mod cancel;
+mod checks;
 #[cfg(feature = "test-support")]
 pub mod conformance;
 mod error;
@@ -29,6 +30,7 @@ mod store;
 mod workers;
 
 pub use cancel::{CancelToken, Listening, Wake};
+pub use checks::{CheckCommand, CheckOutcome, CheckRecord, CheckRequest, CheckStore};
 pub use error::{BackendError, StoreError};
 pub use evidence::{Evidence, EvidenceAccountant};
 pub use ideas::{

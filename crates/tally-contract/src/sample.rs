@@ -20,6 +20,7 @@ use std::time::Duration;
 use tally_model::{Side, UnitValues};
 
 use crate::cancel::CancelToken;
+use crate::checks::{CheckOutcome, CheckRequest};
 use crate::evidence::Evidence;
 use crate::outcome::{Failure, Outcome};
 
@@ -162,5 +163,18 @@ pub trait SampleRunner {
         let second = self.run_attempt(request, 2, cancel);
         on_attempt(&second);
         vec![first, second]
+    }
+
+    /// Runs the `[checks]` commands in a checkout of the request's revision, in order, stopping
+    /// at the first failure (`docs/campaign.md#checks`). A runner that cannot run commands fails
+    /// them: a check is never passed by default.
+    fn run_checks(&self, request: &CheckRequest, _cancel: &CancelToken) -> CheckOutcome {
+        CheckOutcome::Failed {
+            name: request
+                .commands
+                .first()
+                .map_or_else(String::new, |c| c.name.clone()),
+            why: "this runner cannot run check commands".into(),
+        }
     }
 }

@@ -209,4 +209,10 @@ pub trait Store: Send + Sync {
     fn with_workers(&self) -> Option<&dyn crate::WorkerStore> {
         None
     }
+
+    /// This store as one that also keeps check runs ([`crate::CheckStore`]); `None` for a
+    /// backend that does not (yet): the checks still run, and run again for every evaluation.
+    fn with_checks(&self) -> Option<&dyn crate::CheckStore> {
+        None
+    }
 }

@@ -10,7 +10,7 @@
 //! measuring the extra pairs a verdict rule asks for in the same evaluation (`more`), the
 //! loop with crash recovery, evaluator changes, the stop rule before every evaluation and
 //! confirmation of keeps (`run`), the baseline and the hold on a bar without a score
-//! (`baseline`), facts (`facts`), and running the sections of a surface into
+//! (`baseline`), the `[checks]` gate before the first sample (`checks`), facts (`facts`), and running the sections of a surface into
 //! [`SectionOutput`](tally_plugin::SectionOutput)s (`engine`), which `tally-report` renders.
 //! Deliberately absent: printing and rendering (`tally-report` renders what it returns), the
 //! terminal, clap, the lock file (the binary owns those), any provider logic (the registry's
@@ -18,6 +18,7 @@
 //! through `tally-contract`'s traits, so it builds without SQLite or a process library.
 
 mod baseline;
+mod checks;
 mod clock;
 mod engine;
 mod error;

@@ -13,6 +13,7 @@ use tally_model::{
 };
 use tally_plugin::StopDecision;
 
+use crate::checks::Gate;
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::evaluate::{EvaluationEnd, SamplesEnd};
@@ -418,6 +419,34 @@ impl Engine<'_> {
         // A worker ends its evaluation only once the verdict is written, so that no other
         // worker takes the candidate, still pending, in between (`docs/team.md#workers`).
         let finish_late = workers.is_some();
+        // The correctness gate, before any timed sample (`docs/campaign.md#checks`).
+        match self.gate_checks(campaign, evaluation, cancel)? {
+            Gate::Clear => {}
+            Gate::Interrupted => {
+                self.store.end_evaluation(
+                    evaluation.id,
+                    EvaluationState::Abandoned,
+                    Some("interrupted during its checks"),
+                    self.clock.now(),
+                )?;
+                self.queue_again(campaign, evaluation)?;
+                return Ok(EvaluationEnd::Interrupted);
+            }
+            Gate::Failed(reason) => {
+                if !finish_late {
+                    self.finish_evaluation(&running)?;
+                }
+                let candidate = evaluation.candidate;
+                let bar = evaluation.bar.or(campaign.head);
+                self.write_verdict(campaign, candidate, Verdict::Discard, &reason, bar)?;
+                if finish_late {
+                    self.finish_evaluation(&running)?;
+                }
+                self.observer
+                    .note(&format!("{candidate}: discard — {reason} (not measured)"));
+                return Ok(EvaluationEnd::Finished);
+            }
+        }
         let repeats = running.evaluation().repeats;
         if self.run_samples(campaign, &mut running, repeats, cancel, &mut || Ok(None))?
             == SamplesEnd::Interrupted

@@ -1,7 +1,7 @@
 //! `tally candidate show`: one candidate — its verdict and who set it, reason, parent, who
 //! proposed it, its means and its measurements (samples) with their units, evidence, log files
 //! and, for a failed sample, the end of its stderr — as text, or as the pretty-printed `--json`
-//! object `{"id", "measurements", "metrics", "note", "parent", "proposed_by", "reason",
+//! object `{"checks", "id", "measurements", "metrics", "note", "parent", "proposed_by", "reason",
 //! "revision", "verdict", "verdict_set_by"}`.
 //!
 //! The object's keys are in alphabetical order at every level, a measurement's too, as the
@@ -28,6 +28,23 @@ pub struct CandidateShow<'a> {
     pub measurements: &'a [&'a MeasurementView],
     /// What the store keeps beside each measurement, by measurement id.
     pub records: &'a BTreeMap<u64, SampleRecord>,
+    /// Its `[checks]` runs, oldest first (empty: none ran, or the store keeps none).
+    pub checks: &'a [CheckShown],
+}
+
+/// One `[checks]` run of the candidate (`docs/campaign.md#checks`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CheckShown {
+    /// How many commands the checks had.
+    pub commands: u32,
+    /// Whether they are the checks of the current `tally.toml`.
+    pub current: bool,
+    /// The failing check's name.
+    pub failed_check: Option<String>,
+    /// Whether every command passed.
+    pub passed: bool,
+    /// Why it failed.
+    pub reason: Option<String>,
 }
 
 /// What the store keeps beside a measurement that the campaign view leaves out.
@@ -70,6 +87,22 @@ pub fn text(show: &CandidateShow<'_>) -> String {
         for (name, value) in metrics {
             text.push_str(&format!("  {name}: {}\n", tally_stats::format_sig4(*value)));
         }
+    }
+    for check in show.checks {
+        let outcome = if check.passed {
+            format!("passed ({} command(s))", check.commands)
+        } else {
+            format!(
+                "failed at `{}`",
+                check.failed_check.as_deref().unwrap_or("?")
+            )
+        };
+        let old = if check.current {
+            ""
+        } else {
+            " (earlier [checks])"
+        };
+        text.push_str(&format!("  checks: {outcome}{old}\n"));
     }
     text.push_str(&format!("  measurements: {}\n", show.measurements.len()));
     for m in show.measurements {
@@ -155,6 +188,7 @@ pub fn json(show: &CandidateShow<'_>) -> String {
     let candidate = show.candidate;
     let empty = BTreeMap::new();
     let value = CandidateJson {
+        checks: show.checks,
         id: candidate.id.0,
         measurements: show
             .measurements
@@ -185,6 +219,7 @@ pub fn json(show: &CandidateShow<'_>) -> String {
 
 #[derive(Serialize)]
 struct CandidateJson<'a> {
+    checks: &'a [CheckShown],
     id: u32,
     measurements: Vec<MeasurementJson<'a>>,
     metrics: &'a BTreeMap<String, f64>,

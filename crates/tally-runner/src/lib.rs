@@ -16,6 +16,7 @@
 //! calls, helper threads inside, no async runtime. Linux only: processes are driven by
 //! `tally-process`.
 
+mod checks;
 mod error;
 mod evidence;
 pub mod git;
@@ -35,8 +36,9 @@ pub use lock::{LockHolder, RunLock, run_lock_path};
 pub use sample::{WorktreeRunner, become_child_subreaper};
 pub use scripted::{ScriptedAttempt, ScriptedRunner};
 pub use tally_contract::{
-    Attempt, CancelToken, CommitId, EvaluateCommand, Evidence, EvidenceAccountant, EvidenceFile,
-    Failure, LogFiles, Outcome, SampleRequest, SampleRunner,
+    Attempt, CancelToken, CheckCommand, CheckOutcome, CheckRequest, CommitId, EvaluateCommand,
+    Evidence, EvidenceAccountant, EvidenceFile, Failure, LogFiles, Outcome, SampleRequest,
+    SampleRunner,
 };
 pub use tally_model::Side;
 pub use units::Units;

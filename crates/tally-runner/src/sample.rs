@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tally_contract::{
-    Attempt, CancelToken, EvidenceAccountant, EvidenceFile, LogFiles, SampleRequest, SampleRunner,
+    Attempt, CancelToken, CheckOutcome, CheckRequest, EvidenceAccountant, EvidenceFile, LogFiles,
+    SampleRequest, SampleRunner,
 };
 use tally_process::{Command, End, Keep, Sink, SpawnError, run_in_group};
 
@@ -89,6 +90,10 @@ impl WorktreeRunner {
 }
 
 impl SampleRunner for WorktreeRunner {
+    fn run_checks(&self, request: &CheckRequest, cancel: &CancelToken) -> CheckOutcome {
+        crate::checks::run_checks(&self.git, &self.worktree_root, request, cancel)
+    }
+
     fn run_attempt(&self, request: &SampleRequest, attempt: u32, cancel: &CancelToken) -> Attempt {
         let mut result = Attempt {
             attempt,

@@ -10,6 +10,7 @@
 
 pub(crate) mod campaigns;
 mod candidates;
+mod checks;
 pub(crate) mod codec;
 mod evaluations;
 mod ideas;
@@ -37,6 +38,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!(
         "../../migrations/sqlite/0002_implementers.sql"
     )),
+    M::up(include_str!("../../migrations/sqlite/0004_checks.sql")),
 ];
 
 const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);

@@ -22,6 +22,10 @@ impl Store for SqliteStore {
         Some(self)
     }
 
+    fn with_checks(&self) -> Option<&dyn tally_contract::CheckStore> {
+        Some(self)
+    }
+
     fn create_campaign(&self, new: &NewCampaign) -> Result<Campaign, StoreError> {
         self.write(|c| campaigns::create(c, new))
     }

@@ -96,7 +96,10 @@ fn a_version_1_store_is_upgraded_with_its_campaigns() {
         .unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(
+        store.schema_version().unwrap(),
+        SqliteStore::SCHEMA_VERSION as i64
+    );
     let campaign = store.campaign_by_name("old").unwrap().unwrap().id;
     assert_eq!(
         store

@@ -224,4 +224,46 @@ fn a_benchmark_that_imports_a_real_profiler_trace_records_its_gpu_busy_time() {
         assert_eq!(m["error"], Value::Null);
         assert_eq!(m["gpu_busy_seconds"], Value::from(busy_ns as f64 / 1e9));
     }
+
+    // The brief says where the head's GPU time went: the figures `tally trace account` prints
+    // for the same import (busy 438.424 ms; top kernel 80 launches, 190.345 ms, 42.3 %).
+    let out = repo.tally(&["brief"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let brief = text(&out.stdout);
+    let section = &brief[brief
+        .find("## Where the head's GPU time went")
+        .expect("a GPU time section")..];
+    assert!(
+        section.contains("GPU busy 0.438 s of the sample's "),
+        "{section}"
+    );
+    assert!(section.contains("over 1 device clock(s)"), "{section}");
+    assert!(
+        section.contains(
+            "| kernel | launches | summed ms | share |\n|---|---|---|---|\n\
+             | ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t | 80 | 190.345 | 42.3 % |\n\
+             | cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_tn_al… | 6 | 46.599 | 10.4 % |\n"
+        ),
+        "{section}"
+    );
+    assert!(
+        section.contains("86 more kernel name(s): 23.6 % of the summed kernel time."),
+        "{section}"
+    );
+}
+
+#[test]
+fn without_evidence_the_brief_says_so_in_one_line() {
+    let repo = CampaignRepo::new();
+    repo.start_campaign(CONFIG, "tok_s=1000\n");
+    let out = repo.tally(&["brief"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(
+            "## Where the head's GPU time went\n\nNo GPU evidence for the head (candidate#0): its \
+             samples handed over no evidence file (`TALLY_EVIDENCE_FILE`, docs/evaluate-protocol.md).\n"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
 }

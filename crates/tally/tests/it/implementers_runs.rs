@@ -3,13 +3,14 @@
 //! text — is launched by `tally run --until-idle` in a real worktree, and each way a run can end
 //! is checked: its commits queued and judged in order, unsaved work recovered but not measured,
 //! a timeout and a background child killed (no process with the run's tag survives), a failing
-//! exit, a missing program, a HEAD that left the base, a commit that repeats the base's tree.
+//! exit, a missing program, a HEAD that left the base, a commit that repeats the base's tree, a
+//! commit that fails the `[checks]`; and what a run leaves for later briefs (its finding).
 
 use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::campaign_repo::{CampaignRepo, candidate, processes_mentioning, text};
+use crate::campaign_repo::{CampaignRepo, candidate, processes_mentioning, section, text};
 
 /// The scripted implementer: `SCRIPT: mode=M` picks what it does, `SCRIPT: conf=K=V` the
 /// `bench.conf` lines its commits write. It records its environment and directory in
@@ -20,6 +21,7 @@ brief=$1
 env > "$E2E_DIR/env-$TALLY_RUN"
 pwd > "$E2E_DIR/pwd-$TALLY_RUN"
 ls -A > "$E2E_DIR/ls-$TALLY_RUN"
+cp "$brief" "$E2E_DIR/brief-$TALLY_RUN"
 mode=$(sed -n 's/^SCRIPT: mode=//p' "$brief" | tail -n 1)
 confs=$(sed -n 's/^SCRIPT: conf=//p' "$brief")
 commit_each() {
@@ -30,6 +32,9 @@ commit_each() {
 }
 case "$mode" in
 ok) commit_each ;;
+finding)
+    printf 'tried %s on run %s\nit moved tok_s\n' "$confs" "$TALLY_RUN" > "$TALLY_FINDING_FILE"
+    commit_each || : ;;
 no-commit) : ;;
 dirty) printf 'tok_s=1300\n' > bench.conf; echo noise > .aider.chat.history.md ;;
 noise) echo noise > .aider.chat.history.md ;;
@@ -560,4 +565,99 @@ fn the_users_uncommitted_edits_are_neither_seen_nor_touched() {
         "tok_s=1000\n",
         "the main checkout stays where it was"
     );
+}
+
+#[test]
+fn findings_and_earlier_attempts_reach_the_next_brief_and_the_runs_section() {
+    let repo = campaign("");
+    let out = repo.tally(&[
+        "idea",
+        "add",
+        "bigger batch",
+        "--text",
+        "SCRIPT: mode=finding\nSCRIPT: conf=tok_s=1500\n",
+        "--attempts",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    run(&repo);
+
+    let env = agent_env(&repo, 1);
+    let finding_file = env
+        .lines()
+        .find_map(|l| l.strip_prefix("TALLY_FINDING_FILE="))
+        .expect("the agent is told where its finding goes");
+    assert!(
+        finding_file.ends_with("/runs/1/finding.md"),
+        "{finding_file}"
+    );
+    let first = std::fs::read_to_string(repo.signals().join("brief-1")).unwrap();
+    assert!(first.contains("`$TALLY_FINDING_FILE`"), "{first}");
+    assert!(!first.contains("Earlier attempts"), "{first}");
+    // The second attempt's brief lists the first with its verdict and its whole finding.
+    let second = std::fs::read_to_string(repo.signals().join("brief-2")).unwrap();
+    assert!(
+        second.contains(
+            "### Earlier attempts of this idea\n\n- run#1: ended finished; candidate#1 keep\n  > tried tok_s=1500 on run 1\n  > it moved tok_s\n"
+        ),
+        "{second}"
+    );
+    // ...and the runs section, in the campaign part of the brief.
+    assert!(second.contains("Implementer runs"), "{second}");
+
+    let status = repo.status_json();
+    let runs = section(&status, "runs")
+        .expect("a runs section")
+        .to_string();
+    // The second run found the change already made: no commit of its own.
+    for cell in [
+        "run#2",
+        "run#1",
+        "idea#1 bigger batch",
+        "finished",
+        "no_commits",
+        "keep",
+        "tried tok_s=1500 on run 1",
+        "tried tok_s=1500 on run 2",
+    ] {
+        assert!(runs.contains(cell), "{cell} in {runs}");
+    }
+    let newest_first = runs.find("run#2").unwrap() < runs.find("run#1").unwrap();
+    assert!(newest_first, "{runs}");
+    let out = repo.tally(&["status"]);
+    assert!(
+        text(&out.stdout).contains("Implementer runs"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = repo.tally(&["brief"]);
+    let brief = text(&out.stdout);
+    assert!(
+        brief.contains(
+            "| run#2 | idea#1 bigger batch | no_commits | — | tried tok_s=1500 on run 2 |"
+        ),
+        "{brief}"
+    );
+}
+
+#[test]
+fn an_agent_commit_that_fails_the_checks_is_discarded_unmeasured() {
+    let repo = campaign(
+        "[checks]\ncommands = [{ name = \"conf\", argv = [\"sh\", \"-c\", \"! grep -q broken bench.conf || { echo 'bench.conf is broken' >&2; exit 1; }\"] }]",
+    );
+    add_idea(
+        &repo,
+        "two steps",
+        "SCRIPT: mode=ok\nSCRIPT: conf=tok_s=1500,broken=1\nSCRIPT: conf=tok_s=1400\n",
+    );
+    run(&repo);
+    let status = repo.status_json();
+    let failed = candidate(&status, 1);
+    assert_eq!(failed["verdict"], "discard", "{failed}");
+    assert_eq!(
+        failed["reason"],
+        "check `conf` failed: exit 1: bench.conf is broken"
+    );
+    assert_eq!(failed["measurements"], serde_json::json!([]));
+    assert_eq!(candidate(&status, 2)["verdict"], "keep");
 }

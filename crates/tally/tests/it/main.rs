@@ -1,6 +1,7 @@
 //! End-to-end tests of the `tally` binary: real processes, real files.
 
 mod bench_cli;
+mod campaign_checks;
 mod campaign_config;
 mod campaign_evidence;
 mod campaign_external;

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::bail;
 use tally_model::Verdict;
-use tally_report::candidate::{CandidateShow, SampleRecord};
+use tally_report::candidate::{CandidateShow, CheckShown, SampleRecord};
 
 use super::context::{Session, caller, candidate_id};
 use crate::cli::{
@@ -114,11 +114,13 @@ fn show(args: &CandidateShowArgs, options: &CampaignOptions) -> anyhow::Result<S
         .filter(|m| m.candidate == u64::from(id.0))
         .collect();
     let records = sample_records(&session, id)?;
+    let checks = check_runs(&session, id)?;
     let show = CandidateShow {
         candidate: &candidate,
         metrics: view.map(|v| &v.metrics),
         measurements: &measurements,
         records: &records,
+        checks: &checks,
     };
     if args.json {
         printer::out(&tally_report::candidate::json(&show))?;
@@ -130,6 +132,27 @@ fn show(args: &CandidateShowArgs, options: &CampaignOptions) -> anyhow::Result<S
 
 /// What the store keeps beside each of the candidate's measurements: units, log files (relative
 /// to the repository when inside it) and the end of a failed sample's stderr log.
+/// The candidate's `[checks]` runs (`docs/campaign.md#checks`), each marked current when its
+/// checks are those of the `tally.toml` in force.
+fn check_runs(session: &Session, id: tally_model::CandidateId) -> anyhow::Result<Vec<CheckShown>> {
+    let Some(store) = session.store.with_checks() else {
+        return Ok(Vec::new());
+    };
+    let campaign = session.engine().campaign()?;
+    let key = session.loaded.settings.checks.as_ref().map(|c| c.key());
+    Ok(store
+        .checks_of_candidate(campaign.id, id)?
+        .into_iter()
+        .map(|r| CheckShown {
+            commands: r.commands,
+            current: key.as_deref() == Some(r.key.as_str()),
+            failed_check: r.failed_check,
+            passed: r.passed,
+            reason: r.reason,
+        })
+        .collect())
+}
+
 fn sample_records(
     session: &Session,
     id: tally_model::CandidateId,

@@ -69,7 +69,7 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
             other => return report(other, name, &progress),
         }
         let Some(ideas) = ideas else { break };
-        let campaign_brief = campaign_brief(&workspace, &loaded, &engine)?;
+        let campaign_brief = campaign_brief(&workspace, &loaded, &engine, Some(ideas))?;
         match implement::launch_next(
             &workspace,
             &loaded,

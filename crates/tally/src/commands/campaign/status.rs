@@ -1,6 +1,7 @@
 //! `tally status [--json]`: the status sections as terminal tables, or one JSON object with the
 //! campaign, head, facts, every candidate with its measurements, and the sections
-//! (`docs/campaign.md#commands`).
+//! (`docs/campaign.md#commands`), with the `runs` section of implementer runs when there are any
+//! (`docs/implementers.md#history`).
 
 use tally_plugin::Surface;
 use tally_report::status::{self, StatusView};
@@ -22,7 +23,13 @@ pub fn run(args: &StatusArgs, options: &CampaignOptions) -> anyhow::Result<Statu
         ));
     }
     let engine = session.engine();
-    let report = engine.status(Surface::Status)?;
+    let mut report = engine.status(Surface::Status)?;
+    if let Some(ideas) = session.store.with_ideas() {
+        let summaries = super::implement::history::summaries(ideas, &engine.campaign()?)?;
+        report
+            .sections
+            .extend(super::implement::history::runs_section(&summaries));
+    }
     let printed = print(args, &report);
     // The process ends after this command: freeing 100,000 measurements one allocation at a
     // time would add ~30 ms to a 10,000-candidate status for nothing.

@@ -55,6 +55,12 @@ pub fn wrap_up_file(run_dir: &Path) -> PathBuf {
     run_dir.join("wrap-up")
 }
 
+/// The finding file of a run directory (`$TALLY_FINDING_FILE`): the agent's few lines on what
+/// it tried and what moved, read by the `runs` section and later briefs.
+pub fn finding_file(run_dir: &Path) -> PathBuf {
+    run_dir.join("finding.md")
+}
+
 fn fill(arg: &str, l: &Launch<'_>, prompt: &str) -> String {
     let model = l.settings.model.clone().unwrap_or_default();
     [
@@ -115,6 +121,7 @@ pub fn run(l: &Launch<'_>, cancel: &CancelToken) -> Ended {
         ("TALLY_BRIEF".into(), l.brief_file.into()),
         ("TALLY_DEADLINE".into(), l.deadline_s.to_string().into()),
         ("TALLY_WRAP_UP".into(), wrap_up_file(l.run_dir).into()),
+        ("TALLY_FINDING_FILE".into(), finding_file(l.run_dir).into()),
     ];
     if l.identity {
         let email = format!("run-{}@tally.invalid", l.run);

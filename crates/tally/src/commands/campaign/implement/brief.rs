@@ -1,6 +1,6 @@
 //! The brief an implementer gets (`docs/implementers.md#brief`): tally's rules, then what
-//! `tally brief` prints (`brief.md`, the campaign context, the `run`-surface sections), then the
-//! idea. It names no run, path or clock value — those are in the agent's environment — so
+//! `tally brief` prints (`brief.md`, the campaign context, the `run`-surface sections, the `runs`
+//! section), then the idea and its earlier attempts. It names no run, path or clock value — those are in the agent's environment — so
 //! `tally brief --idea N` prints exactly what a launch on the same state writes.
 
 use tally_config::ImplementerSettings;
@@ -15,6 +15,7 @@ pub fn compose(
     base: u32,
     revision: &str,
     campaign_brief: &str,
+    earlier_attempts: Option<&str>,
 ) -> String {
     let short = &revision[..12.min(revision.len())];
     let mut out = format!("# Implementer brief: idea#{}\n\n## Rules\n\n", idea.number);
@@ -42,6 +43,10 @@ pub fn compose(
         ),
         "Leave no background process: when you exit, every process you started is killed."
             .to_string(),
+        "Before you exit, write 3 to 10 lines to `$TALLY_FINDING_FILE`: what you tried, what \
+         moved, what did not and why. Later briefs show them to whoever works on this campaign \
+         next."
+            .to_string(),
         "`tally` commands that change the campaign refuse to run for you.".to_string(),
         format!(
             "The benchmark is `{}`, run from the repository's root; it prints `METRIC \
@@ -60,6 +65,10 @@ pub fn compose(
     } else {
         out.push_str(idea.text.trim_end());
         out.push('\n');
+    }
+    if let Some(earlier) = earlier_attempts {
+        out.push('\n');
+        out.push_str(earlier);
     }
     out
 }

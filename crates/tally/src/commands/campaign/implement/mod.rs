@@ -9,6 +9,7 @@ mod agent;
 pub mod brief;
 mod collect;
 mod glob;
+pub mod history;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -85,6 +86,8 @@ pub fn brief_text(
         .candidate(campaign.id, base)?
         .with_context(|| format!("the idea's base {base} is not a candidate"))?
         .revision;
+    let summaries = history::summaries(store, campaign)?;
+    let earlier = history::earlier_attempts(&summaries, idea.number);
     let text = brief::compose(
         settings,
         &loaded.settings.evaluate,
@@ -92,6 +95,7 @@ pub fn brief_text(
         base.0,
         &revision,
         campaign_brief,
+        earlier.as_deref(),
     );
     Ok((text, base, revision))
 }
