@@ -37,6 +37,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!(
         "../../migrations/sqlite/0002_implementers.sql"
     )),
+    M::up(include_str!("../../migrations/sqlite/0003_run_usage.sql")),
 ];
 
 const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);

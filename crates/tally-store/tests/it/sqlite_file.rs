@@ -26,8 +26,8 @@ fn migrations_apply_from_empty_and_set_the_file_up() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tally.db");
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(SqliteStore::SCHEMA_VERSION, 2);
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(SqliteStore::SCHEMA_VERSION, 3);
+    assert_eq!(store.schema_version().unwrap(), 3);
     assert_eq!(store.path(), path.display().to_string());
     drop(store);
     let raw = Connection::open(&path).unwrap();
@@ -55,7 +55,7 @@ fn migrations_apply_from_empty_and_set_the_file_up() {
     // Opening again is a no-op migration.
     assert_eq!(
         SqliteStore::open(&path).unwrap().schema_version().unwrap(),
-        2
+        3
     );
 }
 
@@ -116,7 +116,7 @@ fn a_store_from_a_newer_tally_is_refused() {
             err,
             StoreError::SchemaTooNew {
                 found: 7,
-                known: 2,
+                known: 3,
                 ..
             }
         ),
@@ -125,7 +125,7 @@ fn a_store_from_a_newer_tally_is_refused() {
     assert_eq!(
         err.to_string(),
         format!(
-            "the store {} has schema version 7, newer than this tally knows (2); upgrade tally \
+            "the store {} has schema version 7, newer than this tally knows (3); upgrade tally \
              to open it",
             path.display()
         )
@@ -356,7 +356,7 @@ fn a_store_opened_read_only_reads_everything_and_writes_nothing() {
 
     let read_only = SqliteStore::open_read_only(&path).unwrap();
     assert_eq!(read_only.snapshot(c).unwrap(), before);
-    assert_eq!(read_only.schema_version().unwrap(), 2);
+    assert_eq!(read_only.schema_version().unwrap(), 3);
     let err = read_only
         .record_measurement(&sample_with_units(c, k, e, 1, 1))
         .unwrap_err();
@@ -386,7 +386,7 @@ fn a_store_opened_read_only_reads_everything_and_writes_nothing() {
     let err = SqliteStore::open_read_only(&empty).unwrap_err();
     assert!(
         err.to_string().ends_with(
-            "its schema version is 0, older than this tally's (2); a command that writes (`tally \
+            "its schema version is 0, older than this tally's (3); a command that writes (`tally \
              run`) upgrades it, which needs write access"
         ),
         "{err}"

@@ -421,7 +421,7 @@ fn implementer_list_show_and_cancel() {
     let out = repo.tally(&["implementer", "list"]);
     assert_eq!(
         text(&out.stdout),
-        "run     idea    end          base          commits  error\nrun#1   idea#1  running      candidate#0         0  \n"
+        "run     idea    end          base          commits       usd  error\nrun#1   idea#1  running      candidate#0         0         -  \n"
     );
     let out = repo.tally(&["implementer", "cancel", "run#1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

@@ -9,6 +9,7 @@ mod agent;
 pub mod brief;
 mod collect;
 mod glob;
+pub mod usage;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -20,7 +21,7 @@ use tally_process::{CancelToken, End};
 use tally_runner::{CommitId, default_worktree_root};
 use tally_store::{
     HeadUpdate, Idea, IdeaState, ImplementerStore, NewRun, Run, RunCommit, RunEnd, RunSettlement,
-    VerdictWrite,
+    RunUsage, VerdictWrite,
 };
 
 use super::context::{Loaded, Workspace};
@@ -339,6 +340,9 @@ fn finish(
             ended: UnixMillis::now(),
         },
     )?;
+    if let Some(settings) = settings {
+        record_usage(store, campaign, run.number, &dir, settings)?;
+    }
     let queued = settled.settled.as_ref().map_or(0, |s| {
         s.commits.iter().filter(|c| c.candidate.is_some()).count()
     });
@@ -366,6 +370,58 @@ fn finish(
         }
     }
     Ok(end)
+}
+
+/// Reads the run's usage ([`usage::read`]), stores it and says what it cost; unknown is said
+/// too, with the command that records it by hand.
+fn record_usage(
+    store: &dyn ImplementerStore,
+    campaign: &Campaign,
+    run: u32,
+    dir: &std::path::Path,
+    settings: &ImplementerSettings,
+) -> anyhow::Result<()> {
+    let usage = match usage::read(dir, settings) {
+        Ok(usage) => usage,
+        Err(problem) => {
+            printer::note(&format!("run#{run}: usage not read: {problem}"));
+            None
+        }
+    };
+    if let Some(u) = &usage {
+        store.set_run_usage(campaign.id, run, u)?;
+    }
+    let known = usage.as_ref().and_then(|u| u.usd);
+    printer::note(&format!(
+        "run#{run} usage: {}{}",
+        usage_text(usage.as_ref()),
+        if known.is_none() {
+            format!("; record its cost with `tally implementer usage run#{run} --usd X`")
+        } else {
+            String::new()
+        }
+    ));
+    Ok(())
+}
+
+/// `1200 in, 300 out, 0 cached tokens, $0.0123 (priced from codex)`, unknowns as `?`.
+pub fn usage_text(usage: Option<&RunUsage>) -> String {
+    let Some(u) = usage else {
+        return "unknown (nothing reported)".to_string();
+    };
+    let n = |x: Option<u64>| x.map_or_else(|| "?".to_string(), |n| n.to_string());
+    let usd = match (u.usd, u.usd_source.as_deref()) {
+        (Some(usd), Some(how)) if how == u.source => format!("${usd:.4} ({how})"),
+        (Some(usd), Some(how)) => format!("${usd:.4} ({how}, {})", u.source),
+        (Some(usd), None) => format!("${usd:.4} ({})", u.source),
+        (None, _) => format!("USD unknown ({})", u.source),
+    };
+    format!(
+        "{} in, {} out, {} cached tokens, {usd}",
+        n(u.input),
+        n(u.output),
+        n(u.cached)
+    )
 }
 
 /// The idea after a run: attempts used up → done; two runs that did not start → parked.
