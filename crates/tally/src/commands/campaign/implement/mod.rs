@@ -34,6 +34,9 @@ pub const CANCELLED_FILE: &str = "cancelled";
 pub struct Launched {
     /// `tally run` itself was interrupted (Ctrl-C, SIGTERM): it must stop too.
     pub interrupted: bool,
+    /// The stop rule, asked before the launch, held or stopped the campaign: nothing was
+    /// launched.
+    pub refused: Option<tally_engine::RunEnd>,
 }
 
 /// A run's directory: `<worktree root of the campaign>/runs/<run>`, outside the repository.
@@ -153,7 +156,9 @@ pub fn launch_next(
     let Some(campaign) = store.campaign_by_name(&loaded.settings.name)? else {
         return Ok(None);
     };
-    if campaign.state != CampaignState::Active || campaign.head.is_none() || cancel.is_cancelled() {
+    // A held campaign may launch again: the stop rule, asked below, says whether.
+    if campaign.state == CampaignState::Stopped || campaign.head.is_none() || cancel.is_cancelled()
+    {
         return Ok(None);
     }
     let runs = store.list_runs(campaign.id)?;
@@ -164,6 +169,13 @@ pub fn launch_next(
     else {
         return Ok(None);
     };
+    // The stop rule before every launch, as before every evaluation (docs/implementers.md#gating).
+    if let Some(end) = engine.before_launch()? {
+        return Ok(Some(Launched {
+            interrupted: false,
+            refused: Some(end),
+        }));
+    }
     let (text, base, revision) = brief_text(loaded, store, &campaign, &idea, campaign_brief)?;
     let number = runs.iter().map(|r| r.number).max().unwrap_or(0) + 1;
     let dir = run_dir(workspace, &campaign.name, number)?;
@@ -237,6 +249,7 @@ pub fn launch_next(
     )?;
     Ok(Some(Launched {
         interrupted: cancel.is_cancelled(),
+        refused: None,
     }))
 }
 
