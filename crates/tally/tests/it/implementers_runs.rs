@@ -305,6 +305,10 @@ fn a_missing_program_does_not_start_and_parks_the_idea_after_two_tries() {
     assert_eq!(runs.len(), 2, "{stderr}");
     assert!(runs.iter().all(|r| r["end"] == "not_started"), "{runs:?}");
     assert!(
+        !stderr.contains("usage:"),
+        "a run that did not start has no usage to read: {stderr}"
+    );
+    assert!(
         runs[0]["error"]
             .as_str()
             .unwrap()

@@ -159,6 +159,7 @@ fn list(args: &IdeaListArgs, options: &CampaignOptions) -> anyhow::Result<Status
             .unwrap_or("");
         let usd = match (&run.settled, run.usage.as_ref().and_then(|u| u.usd)) {
             (None, _) => "-".to_string(),
+            (Some(s), _) if s.end == tally_store::RunEnd::NotStarted => "-".to_string(),
             (Some(_), Some(usd)) => format!("{usd:.4}"),
             (Some(_), None) => "unknown".to_string(),
         };

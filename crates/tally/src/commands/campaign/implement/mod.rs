@@ -353,7 +353,8 @@ fn finish(
             ended: UnixMillis::now(),
         },
     )?;
-    if let Some(settings) = settings {
+    // A run that did not start ran no agent: there is no usage to read.
+    if let Some(settings) = settings.filter(|_| end != RunEnd::NotStarted) {
         record_usage(store, campaign, run.number, &dir, settings)?;
     }
     let queued = settled.settled.as_ref().map_or(0, |s| {
