@@ -183,7 +183,7 @@ pub struct RunSettlement {
 }
 
 /// A stored run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Run {
     /// The campaign.
     pub campaign: CampaignId,
@@ -193,6 +193,38 @@ pub struct Run {
     pub started: NewRun,
     /// How it was settled; `None` while it runs.
     pub settled: Option<RunSettlement>,
+    /// What it cost, once read (`None`: not read yet, or nothing was reported).
+    pub usage: Option<RunUsage>,
+}
+
+/// The tokens and cost of one run (`docs/implementers.md#usage`). A `None` count or cost is
+/// unknown, never zero.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunUsage {
+    /// Input tokens not read from a cache.
+    pub input: Option<u64>,
+    /// Output tokens (reasoning included).
+    pub output: Option<u64>,
+    /// Input tokens read from a cache.
+    pub cached: Option<u64>,
+    /// USD; `None` when unknown.
+    pub usd: Option<f64>,
+    /// Where the numbers come from: a harness format (`claude`, `codex`, `gemini`, `aider`,
+    /// `pi`), `file` (`$TALLY_USAGE_FILE`) or `manual` (`tally implementer usage`).
+    pub source: String,
+    /// How the USD was found: `reported` by the harness, `priced` from tokens and
+    /// `[implementer.prices]`, `file`, `manual`; `None` when unknown.
+    pub usd_source: Option<String>,
+}
+
+impl RunUsage {
+    /// Input, output and cached tokens together, when any is known.
+    pub fn tokens(&self) -> Option<u64> {
+        match (self.input, self.output, self.cached) {
+            (None, None, None) => None,
+            (i, o, c) => Some(i.unwrap_or(0) + o.unwrap_or(0) + c.unwrap_or(0)),
+        }
+    }
 }
 
 /// A campaign store that also keeps ideas and implementer runs: what the implementer commands
@@ -237,4 +269,12 @@ pub trait IdeaStore: Send + Sync {
 
     /// Every run of a campaign, by number.
     fn list_runs(&self, campaign: CampaignId) -> Result<Vec<Run>, StoreError>;
+
+    /// Records (or replaces) a run's usage. `Ok(None)` when there is no such run.
+    fn set_run_usage(
+        &self,
+        campaign: CampaignId,
+        number: u32,
+        usage: &RunUsage,
+    ) -> Result<Option<Run>, StoreError>;
 }

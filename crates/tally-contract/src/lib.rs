@@ -35,7 +35,7 @@ pub use error::{BackendError, StoreError};
 pub use evidence::{Evidence, EvidenceAccountant};
 pub use ideas::{
     Idea, IdeaState, IdeaStore, ImplementerStore, NewIdea, NewRun, Run, RunCommit, RunEnd,
-    RunSettlement,
+    RunSettlement, RunUsage,
 };
 pub use outcome::{Failure, Outcome, STDERR_LINE_CHARS, signal_name};
 pub use records::{

@@ -275,11 +275,11 @@ impl<'a> Engine<'a> {
 
     /// The provider view of the campaign.
     pub fn data(&self) -> Result<CampaignData> {
-        Ok(view::into_campaign_data(
-            self.snapshot()?,
-            self.settings,
-            &self.evaluator,
-        ))
+        let snapshot = self.snapshot()?;
+        let campaign = snapshot.campaign.id;
+        let mut data = view::into_campaign_data(snapshot, self.settings, &self.evaluator);
+        data.agent_runs = view::agent_runs(self.store, campaign)?;
+        Ok(data)
     }
 
     /// Everything `status` (or a brief, with `Surface::Run`) shows.

@@ -11,6 +11,40 @@ use crate::providers::Providers;
 
 pub use tally_plugin::HOST_FACTS;
 
+/// The fact source whose facts grow with an implementer launch rather than an evaluation.
+pub const AGENT_USAGE: &str = "agent_usage";
+
+pub use tally_plugin::{TOTAL_USD, TOTAL_USD_PARTS};
+
+/// What the stop rule is asked before: the facts that action grows carry their source's
+/// projection (`agent_usage`'s before a launch, every other source's before an evaluation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Upcoming {
+    /// An evaluation of a candidate.
+    Evaluation,
+    /// An implementer launch.
+    Launch,
+}
+
+/// Whether the facts of `source` are projected before `upcoming`.
+fn projects(source: &str, upcoming: Option<Upcoming>) -> bool {
+    match upcoming {
+        None => false,
+        Some(Upcoming::Launch) => source == AGENT_USAGE,
+        Some(Upcoming::Evaluation) => source != AGENT_USAGE,
+    }
+}
+
+/// Whether the active sources supply both parts of `total_usd`.
+pub fn has_total_usd(providers: &Providers) -> bool {
+    TOTAL_USD_PARTS.iter().all(|part| {
+        providers
+            .fact_sources
+            .iter()
+            .any(|s| s.info.facts.iter().any(|f| f.name == *part))
+    })
+}
+
 /// The host's facts from the campaign view at time `now_s` (seconds since the epoch).
 pub fn host_facts(data: &CampaignData, now_s: f64) -> Facts {
     let baseline = data.campaign.baseline;
@@ -66,14 +100,67 @@ pub fn host_facts(data: &CampaignData, now_s: f64) -> Facts {
     facts
 }
 
-/// Reads the wanted facts (with projections when `project` is set): host facts directly, source
-/// facts from the source that declares them, each source asked once.
+/// Reads the wanted facts (with the projections of what `upcoming` grows, when set): host facts
+/// directly, source facts from the source that declares them, each source asked once, then
+/// `total_usd` from its parts (unknown when either is).
 pub fn gather(
     providers: &Providers,
     data: &CampaignData,
     wanted: &[String],
     now_s: f64,
-    project: bool,
+    upcoming: Option<Upcoming>,
+) -> BTreeMap<String, FactReading> {
+    let total = wanted.iter().any(|w| w == TOTAL_USD) && has_total_usd(providers);
+    let mut asked: Vec<String> = wanted.to_vec();
+    if total {
+        for part in TOTAL_USD_PARTS {
+            if !asked.iter().any(|w| w == part) {
+                asked.push(part.to_string());
+            }
+        }
+    }
+    let mut readings = gather_asked(providers, data, &asked, now_s, upcoming);
+    if total {
+        let parts: Vec<FactReading> = TOTAL_USD_PARTS
+            .iter()
+            .map(|p| readings.get(*p).cloned())
+            .map(|r| {
+                r.unwrap_or_else(|| FactReading::Failed(format!("{TOTAL_USD}: a part is missing")))
+            })
+            .collect();
+        let reading = match (&parts[0], &parts[1]) {
+            (FactReading::Failed(e), _) | (_, FactReading::Failed(e)) => {
+                FactReading::Failed(e.clone())
+            }
+            (
+                FactReading::Value {
+                    value: a,
+                    projection: pa,
+                },
+                FactReading::Value {
+                    value: b,
+                    projection: pb,
+                },
+            ) => FactReading::Value {
+                value: a + b,
+                projection: match (pa, pb) {
+                    (None, None) => None,
+                    (x, y) => Some(x.unwrap_or(0.0) + y.unwrap_or(0.0)),
+                },
+            },
+        };
+        readings.insert(TOTAL_USD.to_string(), reading);
+        readings.retain(|name, _| wanted.contains(name));
+    }
+    readings
+}
+
+fn gather_asked(
+    providers: &Providers,
+    data: &CampaignData,
+    wanted: &[String],
+    now_s: f64,
+    upcoming: Option<Upcoming>,
 ) -> BTreeMap<String, FactReading> {
     let host = host_facts(data, now_s);
     let mut readings = BTreeMap::new();
@@ -103,7 +190,7 @@ pub fn gather(
                 for name in &mine {
                     let reading = match values.get(name) {
                         Some(value) if value.is_finite() => {
-                            let projection = if project {
+                            let projection = if projects(&source.name, upcoming) {
                                 match source.source.project(data, name) {
                                     Ok(p) => p,
                                     Err(e) => {
@@ -149,7 +236,7 @@ pub fn all_facts(providers: &Providers, data: &CampaignData, now_s: f64) -> (Fac
     let wanted: Vec<String> = providers.fact_info().into_iter().map(|f| f.name).collect();
     let mut facts = Facts::new();
     let mut errors = Vec::new();
-    for (name, reading) in gather(providers, data, &wanted, now_s, false) {
+    for (name, reading) in gather(providers, data, &wanted, now_s, None) {
         match reading {
             FactReading::Value { value, .. } => {
                 facts.insert(name, value);
@@ -164,15 +251,17 @@ pub fn all_facts(providers: &Providers, data: &CampaignData, now_s: f64) -> (Fac
     (facts, errors)
 }
 
-/// Asks the stop rule, with the facts it wants (projected), before an evaluation.
+/// Asks the stop rule, with the facts it wants (projected for `upcoming`), before an evaluation
+/// or a launch.
 pub fn check_stop(
     providers: &Providers,
     data: &CampaignData,
     now_s: f64,
     in_flight: bool,
+    upcoming: Upcoming,
 ) -> Result<StopDecision, ProviderError> {
     let wanted = providers.stop.wanted_facts();
-    let facts = gather(providers, data, &wanted, now_s, true);
+    let facts = gather(providers, data, &wanted, now_s, Some(upcoming));
     let primary = data
         .campaign
         .metrics

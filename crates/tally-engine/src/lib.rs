@@ -37,7 +37,7 @@ pub use engine::{Engine, ManualReport, StatusReport};
 pub use error::{EngineError, Result};
 pub use evaluate::EvaluationEnd;
 pub use evaluator::evaluator_identity;
-pub use facts::{HOST_FACTS, host_facts};
+pub use facts::{HOST_FACTS, TOTAL_USD, Upcoming, host_facts};
 pub use observer::{Observer, SampleStart, Silent};
 pub use providers::{ActiveSource, ChosenSection, Providers};
 pub use run::{InitOutcome, RunEnd};

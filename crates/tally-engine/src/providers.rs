@@ -109,6 +109,14 @@ impl Providers {
         for source in &self.fact_sources {
             infos.extend(source.info.facts.iter().cloned());
         }
+        if crate::facts::has_total_usd(self) {
+            infos.push(FactInfo {
+                name: crate::facts::TOTAL_USD.into(),
+                unit: "USD".into(),
+                doc: "gpu_usd + agent_usd, supplied by the host while both sources are active"
+                    .into(),
+            });
+        }
         infos
     }
 

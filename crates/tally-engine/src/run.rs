@@ -210,6 +210,41 @@ impl Engine<'_> {
         }
     }
 
+    /// Asks the stop rule before an implementer launch, with the facts a launch grows projected
+    /// (`docs/implementers.md#gating`): `None` to go (a held campaign becomes active again), or
+    /// the hold or stop it records.
+    pub fn before_launch(&self) -> Result<Option<RunEnd>> {
+        let campaign = self.campaign()?;
+        if campaign.state == CampaignState::Stopped {
+            return Ok(Some(RunEnd::Stopped(
+                campaign.reason.clone().unwrap_or_else(|| "stopped".into()),
+            )));
+        }
+        let (state, end) =
+            match self.stop_decision_before(&campaign, false, facts::Upcoming::Launch)? {
+                StopDecision::Go => {
+                    if campaign.state != CampaignState::Active {
+                        self.store.set_campaign_state(
+                            campaign.id,
+                            CampaignState::Active,
+                            None,
+                            self.clock.now(),
+                        )?;
+                    }
+                    return Ok(None);
+                }
+                StopDecision::Hold(reason) => (CampaignState::Held, RunEnd::Held(reason)),
+                StopDecision::Stop(reason) => (CampaignState::Stopped, RunEnd::Stopped(reason)),
+            };
+        let reason = match &end {
+            RunEnd::Held(r) | RunEnd::Stopped(r) => r.clone(),
+            _ => unreachable!("a hold or a stop"),
+        };
+        self.store
+            .set_campaign_state(campaign.id, state, Some(&reason), self.clock.now())?;
+        Ok(Some(end))
+    }
+
     /// The stop rule's answer now (a rule that fails holds).
     fn stop_decision(&self, campaign: &Campaign) -> Result<StopDecision> {
         self.stop_decision_at(campaign, false)
@@ -221,14 +256,28 @@ impl Engine<'_> {
         campaign: &Campaign,
         in_flight: bool,
     ) -> Result<StopDecision> {
-        let data = view::into_campaign_data(
+        self.stop_decision_before(campaign, in_flight, facts::Upcoming::Evaluation)
+    }
+
+    /// The stop rule's answer before `upcoming` (an evaluation or an implementer launch): the
+    /// facts that action grows carry their projection.
+    pub(crate) fn stop_decision_before(
+        &self,
+        campaign: &Campaign,
+        in_flight: bool,
+        upcoming: facts::Upcoming,
+    ) -> Result<StopDecision> {
+        let mut data = view::into_campaign_data(
             self.store.snapshot(campaign.id)?,
             self.settings,
             &self.evaluator,
         );
+        data.agent_runs = view::agent_runs(self.store, campaign.id)?;
         let now_s = self.clock.now().0 as f64 / 1000.0;
-        Ok(facts::check_stop(self.providers, &data, now_s, in_flight)
-            .unwrap_or_else(|e| StopDecision::Hold(format!("the stop rule failed: {e}"))))
+        Ok(
+            facts::check_stop(self.providers, &data, now_s, in_flight, upcoming)
+                .unwrap_or_else(|e| StopDecision::Hold(format!("the stop rule failed: {e}"))),
+        )
     }
 
     /// Evaluations a killed `tally run` left `running` are abandoned; their candidates stay

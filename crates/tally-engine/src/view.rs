@@ -86,6 +86,7 @@ pub fn campaign_data(
         campaign: summary(snapshot, settings, evaluator),
         candidates: candidate_views(snapshot, evaluator),
         measurements: snapshot.measurements.iter().map(measurement_view).collect(),
+        agent_runs: Vec::new(),
     }
 }
 
@@ -107,7 +108,32 @@ pub(crate) fn into_campaign_data(
             .into_iter()
             .map(into_measurement_view)
             .collect(),
+        agent_runs: Vec::new(),
     }
+}
+
+/// The ended implementer runs of a campaign, for the `agent_usage` fact source; none from a
+/// store that keeps no runs.
+pub(crate) fn agent_runs(
+    store: &dyn tally_contract::Store,
+    campaign: tally_model::CampaignId,
+) -> Result<Vec<tally_plugin::AgentRunView>, tally_contract::StoreError> {
+    let Some(runs) = store.with_ideas() else {
+        return Ok(Vec::new());
+    };
+    Ok(runs
+        .list_runs(campaign)?
+        .into_iter()
+        .filter_map(|r| {
+            let end = r.settled.as_ref()?.end.as_str().to_string();
+            Some(tally_plugin::AgentRunView {
+                run: r.number,
+                end,
+                tokens: r.usage.as_ref().and_then(|u| u.tokens()),
+                usd: r.usage.as_ref().and_then(|u| u.usd),
+            })
+        })
+        .collect())
 }
 
 fn summary(snapshot: &CampaignSnapshot, settings: &Settings, evaluator: &str) -> CampaignSummary {

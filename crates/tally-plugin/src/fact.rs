@@ -46,6 +46,13 @@ pub trait FactSource: Send + Sync {
     }
 }
 
+/// The host's sum of the two money facts, supplied while both parts are
+/// (`docs/campaign.md#facts`).
+pub const TOTAL_USD: &str = "total_usd";
+
+/// What `total_usd` adds up: `gpu_hours`'s and `agent_usage`'s USD.
+pub const TOTAL_USD_PARTS: [&str; 2] = ["gpu_usd", "agent_usd"];
+
 /// The facts the host (the campaign engine) always supplies (`docs/campaign.md#facts`): name, unit and
 /// one line, in the order `tally plugins` lists them.
 pub const HOST_FACTS: &[(&str, &str, &str)] = &[
@@ -95,6 +102,29 @@ pub fn unsupplied_facts(
         if HOST_FACTS.iter().any(|(name, _, _)| name == fact)
             || supplied.iter().any(|f| &f.name == fact)
         {
+            continue;
+        }
+        if fact == TOTAL_USD {
+            let missing: Vec<&str> = TOTAL_USD_PARTS
+                .iter()
+                .filter(|part| !supplied.iter().any(|f| f.name == **part))
+                .map(|part| {
+                    if *part == "gpu_usd" {
+                        "gpu_hours"
+                    } else {
+                        "agent_usage"
+                    }
+                })
+                .collect();
+            if !missing.is_empty() {
+                problems.push(ConfigProblem::missing(
+                    format!("{stop_key}.hold_at.{fact}"),
+                    format!(
+                        "`total_usd` is the host's gpu_usd + agent_usd; add a [[plugins.fact_source]] table with provider = {}",
+                        missing.iter().map(|m| format!("\"{m}\"")).collect::<Vec<_>>().join(" and one with provider = ")
+                    ),
+                ));
+            }
             continue;
         }
         let hint = match registry.supplier_of(fact) {

@@ -21,7 +21,9 @@ pub mod verdict;
 pub mod view;
 
 pub use error::ProviderError;
-pub use fact::{FactInfo, FactSource, HOST_FACTS, host_facts, unsupplied_facts};
+pub use fact::{
+    FactInfo, FactSource, HOST_FACTS, TOTAL_USD, TOTAL_USD_PARTS, host_facts, unsupplied_facts,
+};
 pub use params::{ParamKind, ParamSpec, Params, check_params};
 pub use problem::ConfigProblem;
 pub use registry::{Build, Capability, Check, Entry, ProviderInfo, Registry};
@@ -30,4 +32,6 @@ pub use stop::{FactReading, StopDecision, StopInput, StopRule};
 pub use verdict::{
     Criterion, Guardrail, Judgement, MoreSamples, Ruling, Sampling, Side, VerdictCase, VerdictRule,
 };
-pub use view::{CampaignData, CampaignSummary, CandidateView, Facts, MeasurementView, MetricView};
+pub use view::{
+    AgentRunView, CampaignData, CampaignSummary, CandidateView, Facts, MeasurementView, MetricView,
+};

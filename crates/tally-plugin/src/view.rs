@@ -131,6 +131,23 @@ pub struct CampaignData {
     pub candidates: Vec<CandidateView>,
     /// All measurements, oldest first.
     pub measurements: Vec<MeasurementView>,
+    /// The implementer runs that have ended, oldest first (`docs/implementers.md#usage`);
+    /// empty for a campaign without implementers.
+    #[serde(default)]
+    pub agent_runs: Vec<AgentRunView>,
+}
+
+/// One ended implementer run and what it used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentRunView {
+    /// `run#N`.
+    pub run: u32,
+    /// How it ended (`finished`, `failed`, `not_started`, ...).
+    pub end: String,
+    /// Input, output and cached tokens together; null when unknown.
+    pub tokens: Option<u64>,
+    /// What it cost in USD; null when unknown (never 0 for unknown).
+    pub usd: Option<f64>,
 }
 
 /// Facts by name.

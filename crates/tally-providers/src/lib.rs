@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `verdict_rule` | `bootstrap` (default), `min_speedup`, `exec` |
 //! | `stop_rule` | `limits` (default), `exec` |
-//! | `fact_source` | `gpu_hours`, `exec` |
+//! | `fact_source` | `gpu_hours`, `agent_usage`, `exec` |
 //! | `section` | `headline` (100), `goal` (110), `evaluations` (170), `latency` (175), `candidates` (180), `exec` |
 //!
 //! Each provider declares its parameters with [`ParamSpec`](tally_plugin::ParamSpec)s (the
@@ -19,6 +19,7 @@
 //! starts processes (through `tally-process`); everything else is pure. Verdict statistics are
 //! `tally-stats`'s, wrapped, never re-implemented here.
 
+mod agent_usage;
 mod checks;
 mod exec;
 mod gpu_hours;
@@ -28,6 +29,7 @@ mod verdict;
 
 use tally_plugin::Registry;
 
+pub use agent_usage::AgentUsage;
 pub use gpu_hours::GpuHours;
 pub use limits::Limits;
 
@@ -40,6 +42,7 @@ pub fn builtins() -> Registry {
     registry.stop_rules.push(limits::entry());
     registry.stop_rules.push(exec::stop_rule_entry());
     registry.fact_sources.push(gpu_hours::entry());
+    registry.fact_sources.push(agent_usage::entry());
     registry.fact_sources.push(exec::fact_source_entry());
     registry.sections.extend(section::entries());
     registry.sections.push(exec::section_entry());

@@ -368,6 +368,7 @@ mod tests {
                 measurement(4, 1, Some("exit 3; stderr: \"boom\"\n")),
                 measurement(5, 2, None),
             ],
+            agent_runs: Vec::new(),
         }
     }
 

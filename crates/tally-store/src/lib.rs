@@ -24,6 +24,6 @@ pub use sqlite::{APPLICATION_ID, SqliteOptions, SqliteStore, Synchronous};
 pub use tally_contract::{
     CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate, Idea,
     IdeaState, IdeaStore, ImplementerStore, NewCampaign, NewCandidate, NewEvaluation, NewIdea,
-    NewMeasurement, NewRun, Run, RunCommit, RunEnd, RunSettlement, Store, StoreError,
+    NewMeasurement, NewRun, Run, RunCommit, RunEnd, RunSettlement, RunUsage, Store, StoreError,
     VerdictCounts, VerdictWrite, VerdictWriteOutcome, WorkerStore,
 };

@@ -257,6 +257,19 @@ pub enum ImplementerCommand {
     Cancel(RunIdArgs),
     /// Find the configured harness on PATH and run its `--version`.
     Check,
+    /// Record a run's cost by hand (when its harness reported none, or to correct it).
+    Usage(RunUsageArgs),
+}
+
+/// `tally implementer usage`
+#[derive(Debug, Args)]
+pub struct RunUsageArgs {
+    /// The run (`1`, `#1` or `run#1`).
+    #[arg(value_name = "RUN")]
+    pub id: String,
+    /// What the run cost, in USD (a number ≥ 0).
+    #[arg(long, value_name = "X")]
+    pub usd: f64,
 }
 
 /// A run argument.

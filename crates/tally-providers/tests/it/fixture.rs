@@ -286,6 +286,7 @@ pub fn data() -> CampaignData {
         campaign,
         candidates,
         measurements: ms,
+        agent_runs: Vec::new(),
     }
 }
 

@@ -12,7 +12,10 @@ fn every_capability_lists_its_providers() {
         ["bootstrap", "min_speedup", "exec"]
     );
     assert_eq!(names(Capability::StopRule), ["limits", "exec"]);
-    assert_eq!(names(Capability::FactSource), ["gpu_hours", "exec"]);
+    assert_eq!(
+        names(Capability::FactSource),
+        ["gpu_hours", "agent_usage", "exec"]
+    );
     assert_eq!(
         names(Capability::Section),
         [

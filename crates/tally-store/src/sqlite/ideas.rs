@@ -2,7 +2,7 @@
 //! candidate checked), lookups, and state changes.
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use tally_contract::{Idea, IdeaState, IdeaStore, NewIdea, NewRun, Run, RunSettlement};
+use tally_contract::{Idea, IdeaState, IdeaStore, NewIdea, NewRun, Run, RunSettlement, RunUsage};
 use tally_model::{CampaignId, CandidateId, UnixMillis};
 
 use super::{SqliteStore, campaigns, runs};
@@ -142,5 +142,14 @@ impl IdeaStore for SqliteStore {
 
     fn list_runs(&self, campaign: CampaignId) -> Result<Vec<Run>, StoreError> {
         self.read(|conn| runs::list(conn, campaign))
+    }
+
+    fn set_run_usage(
+        &self,
+        campaign: CampaignId,
+        number: u32,
+        usage: &RunUsage,
+    ) -> Result<Option<Run>, StoreError> {
+        self.write(|conn| runs::set_usage(conn, campaign, number, usage))
     }
 }

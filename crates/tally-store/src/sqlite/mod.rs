@@ -38,6 +38,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!(
         "../../migrations/sqlite/0002_implementers.sql"
     )),
+    M::up(include_str!("../../migrations/sqlite/0003_run_usage.sql")),
     M::up(include_str!("../../migrations/sqlite/0004_checks.sql")),
 ];
 

@@ -3,14 +3,15 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::{Value, json};
-use tally_contract::{NewRun, Run, RunCommit, RunEnd, RunSettlement};
+use tally_contract::{NewRun, Run, RunCommit, RunEnd, RunSettlement, RunUsage};
 use tally_model::{CampaignId, CandidateId, UnixMillis};
 
 use super::campaigns;
 use crate::error::{Error, StoreError};
 
 const COLUMNS: &str = "campaign_id, number, idea, base, tag, run_dir, started_ms, deadline_ms, \
-                       end_reason, exit_code, error, commits, ended_ms";
+                       end_reason, exit_code, error, commits, ended_ms, usage_input, usage_output, \
+                       usage_cached, usage_usd, usage_source, usage_usd_source";
 
 fn commits_to_json(commits: &[RunCommit]) -> String {
     Value::Array(
@@ -67,7 +68,57 @@ fn run_from_row(row: &Row<'_>) -> rusqlite::Result<Run> {
             }),
             _ => None,
         },
+        usage: usage_from_row(row)?,
     })
+}
+
+fn count(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<u64>> {
+    Ok(row
+        .get::<_, Option<i64>>(index)?
+        .and_then(|n| u64::try_from(n).ok()))
+}
+
+fn usage_from_row(row: &Row<'_>) -> rusqlite::Result<Option<RunUsage>> {
+    let source: Option<String> = row.get(17)?;
+    Ok(match source {
+        None => None,
+        Some(source) => Some(RunUsage {
+            input: count(row, 13)?,
+            output: count(row, 14)?,
+            cached: count(row, 15)?,
+            usd: row.get(16)?,
+            source,
+            usd_source: row.get(18)?,
+        }),
+    })
+}
+
+fn stored_count(n: Option<u64>) -> Option<i64> {
+    n.map(|n| i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+pub(super) fn set_usage(
+    conn: &Connection,
+    campaign: CampaignId,
+    number: u32,
+    u: &RunUsage,
+) -> Result<Option<Run>, Error> {
+    campaigns::require(conn, campaign)?;
+    conn.prepare_cached(
+        "UPDATE runs SET usage_input = ?3, usage_output = ?4, usage_cached = ?5, usage_usd = ?6, \
+         usage_source = ?7, usage_usd_source = ?8 WHERE campaign_id = ?1 AND number = ?2",
+    )?
+    .execute(params![
+        campaign.0,
+        number,
+        stored_count(u.input),
+        stored_count(u.output),
+        stored_count(u.cached),
+        u.usd,
+        u.source,
+        u.usd.and(u.usd_source.as_deref()),
+    ])?;
+    get(conn, campaign, number)
 }
 
 pub(super) fn get(

@@ -150,3 +150,62 @@ fn runs_are_recorded_before_they_start_and_settled_once() {
     );
     assert_eq!(store.list_runs(campaign).unwrap(), vec![settled]);
 }
+
+#[test]
+fn a_runs_usage_is_stored_replaced_and_unknown_until_read() {
+    use tally_store::{NewRun, RunUsage};
+    let store = SqliteStore::open_in_memory().unwrap();
+    let (campaign, _, _) = running_campaign(&store);
+    store.add_idea(campaign, &idea("fuse", None)).unwrap();
+    let new = NewRun {
+        idea: 1,
+        base: CandidateId(0),
+        tag: "tag-1".to_owned(),
+        run_dir: "/tmp/run-1".to_owned(),
+        started: UnixMillis(7_000),
+        deadline: UnixMillis(9_000),
+    };
+    let run = store.start_run(campaign, &new).unwrap();
+    assert_eq!(run.usage, None, "no usage until it is read");
+    let tokens_only = RunUsage {
+        input: Some(1_200),
+        output: Some(300),
+        cached: None,
+        usd: None,
+        source: "codex".to_owned(),
+        usd_source: Some("ignored without usd".to_owned()),
+    };
+    let stored = store.set_run_usage(campaign, 1, &tokens_only).unwrap();
+    let usage = stored.unwrap().usage.unwrap();
+    assert_eq!(
+        (usage.input, usage.cached, usage.usd),
+        (Some(1_200), None, None)
+    );
+    assert_eq!(usage.usd_source, None, "no USD, no USD source");
+    assert_eq!(usage.tokens(), Some(1_500));
+    let manual = RunUsage {
+        usd: Some(0.75),
+        source: "manual".to_owned(),
+        usd_source: Some("manual".to_owned()),
+        ..tokens_only
+    };
+    store.set_run_usage(campaign, 1, &manual).unwrap();
+    assert_eq!(store.list_runs(campaign).unwrap()[0].usage, Some(manual));
+    assert_eq!(
+        store
+            .set_run_usage(campaign, 2, &tokens_only_default())
+            .unwrap(),
+        None
+    );
+}
+
+fn tokens_only_default() -> tally_store::RunUsage {
+    tally_store::RunUsage {
+        input: None,
+        output: None,
+        cached: None,
+        usd: None,
+        source: "file".to_owned(),
+        usd_source: None,
+    }
+}

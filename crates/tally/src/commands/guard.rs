@@ -31,6 +31,7 @@ fn writing_command(command: &Command) -> Option<&'static str> {
         Command::Store(_) => Some("store copy"),
         Command::Implementer(c) => match c.command {
             ImplementerCommand::Cancel(_) => Some("implementer cancel"),
+            ImplementerCommand::Usage(_) => Some("implementer usage"),
             ImplementerCommand::List(_)
             | ImplementerCommand::Show(_)
             | ImplementerCommand::Check => None,

@@ -310,6 +310,10 @@ fn a_missing_program_does_not_start_and_parks_the_idea_after_two_tries() {
     assert_eq!(runs.len(), 2, "{stderr}");
     assert!(runs.iter().all(|r| r["end"] == "not_started"), "{runs:?}");
     assert!(
+        !stderr.contains("usage:"),
+        "a run that did not start has no usage to read: {stderr}"
+    );
+    assert!(
         runs[0]["error"]
             .as_str()
             .unwrap()
@@ -426,7 +430,7 @@ fn implementer_list_show_and_cancel() {
     let out = repo.tally(&["implementer", "list"]);
     assert_eq!(
         text(&out.stdout),
-        "run     idea    end          base          commits  error\nrun#1   idea#1  running      candidate#0         0  \n"
+        "run     idea    end          base          commits       usd  error\nrun#1   idea#1  running      candidate#0         0         -  \n"
     );
     let out = repo.tally(&["implementer", "cancel", "run#1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

@@ -19,6 +19,7 @@ mod campaign_worktree_cache;
 mod conformance;
 mod hostile;
 mod implementers_config;
+mod implementers_cost;
 mod implementers_guard;
 mod implementers_ideas;
 mod implementers_presets;

@@ -168,6 +168,14 @@ pub fn run_json(run: &Run) -> serde_json::Value {
             "note": c.note,
         })).collect()),
         "run_dir": run.started.run_dir,
+        "usage": run.usage.as_ref().map(|u| json!({
+            "input": u.input,
+            "output": u.output,
+            "cached": u.cached,
+            "usd": u.usd,
+            "source": u.source,
+            "usd_source": u.usd_source,
+        })),
     })
 }
 

@@ -10,8 +10,8 @@ use tally_store::{ImplementerStore, Run};
 
 use super::context::Session;
 use super::idea::{idea_store, registered, run_json};
-use super::implement::CANCELLED_FILE;
-use crate::cli::{CampaignOptions, IdeaListArgs, ImplementerCommand, RunIdArgs};
+use super::implement::{CANCELLED_FILE, usage_text};
+use crate::cli::{CampaignOptions, IdeaListArgs, ImplementerCommand, RunIdArgs, RunUsageArgs};
 use crate::exit::Status;
 use crate::printer;
 
@@ -22,6 +22,7 @@ pub fn run(command: &ImplementerCommand, options: &CampaignOptions) -> anyhow::R
         ImplementerCommand::Show(args) => show(args, options),
         ImplementerCommand::Cancel(args) => cancel(args, options),
         ImplementerCommand::Check => check(options),
+        ImplementerCommand::Usage(args) => record_usage(args, options),
     }
 }
 
@@ -145,8 +146,8 @@ fn list(args: &IdeaListArgs, options: &CampaignOptions) -> anyhow::Result<Status
         return Ok(Status::Success);
     }
     let mut text = format!(
-        "{:<7} {:<7} {:<12} {:<13} {:>7}  error\n",
-        "run", "idea", "end", "base", "commits"
+        "{:<7} {:<7} {:<12} {:<13} {:>7} {:>9}  error\n",
+        "run", "idea", "end", "base", "commits", "usd"
     );
     for run in &runs {
         let commits = run.settled.as_ref().map_or(0, |s| s.commits.len());
@@ -156,8 +157,14 @@ fn list(args: &IdeaListArgs, options: &CampaignOptions) -> anyhow::Result<Status
             .and_then(|s| s.error.as_deref())
             .and_then(|e| e.lines().next())
             .unwrap_or("");
+        let usd = match (&run.settled, run.usage.as_ref().and_then(|u| u.usd)) {
+            (None, _) => "-".to_string(),
+            (Some(s), _) if s.end == tally_store::RunEnd::NotStarted => "-".to_string(),
+            (Some(_), Some(usd)) => format!("{usd:.4}"),
+            (Some(_), None) => "unknown".to_string(),
+        };
         text.push_str(&format!(
-            "{:<7} {:<7} {:<12} {:<13} {:>7}  {error}\n",
+            "{:<7} {:<7} {:<12} {:<13} {:>7} {usd:>9}  {error}\n",
             format!("run#{}", run.number),
             format!("idea#{}", run.started.idea),
             end_text(run),
@@ -184,6 +191,16 @@ fn show(args: &RunIdArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
         text.push_str(&format!("error:   {error}\n"));
     }
     text.push_str(&format!("base:    {}\n", run.started.base));
+    if run.settled.is_some() {
+        text.push_str(&format!("usage:   {}", usage_text(run.usage.as_ref())));
+        if run.usage.as_ref().and_then(|u| u.usd).is_none() {
+            text.push_str(&format!(
+                "; record it with `tally implementer usage run#{} --usd X`",
+                run.number
+            ));
+        }
+        text.push('\n');
+    }
     text.push_str(&format!("brief:   {}\n", dir.join("brief.md").display()));
     text.push_str(&format!("stdout:  {}\n", dir.join("stdout.log").display()));
     text.push_str(&format!("stderr:  {}\n", dir.join("stderr.log").display()));
@@ -252,6 +269,50 @@ fn cancel(args: &RunIdArgs, options: &CampaignOptions) -> anyhow::Result<Status>
         "run#{} cancelled: {} process(es) stopped; the `tally run` that launched it collects its work",
         run.number,
         stopped.len()
+    ))?;
+    Ok(Status::Success)
+}
+
+/// `tally implementer usage RUN --usd X`: records a run's cost by hand (its token counts, if
+/// any were read, are kept).
+fn record_usage(args: &RunUsageArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
+    if !(args.usd.is_finite() && args.usd >= 0.0) {
+        bail!("--usd {}: expected a number of USD ≥ 0", args.usd);
+    }
+    let session = Session::open(options)?;
+    let store = idea_store(&session)?;
+    let campaign = registered(store, &session)?;
+    let run = find(store, &campaign, &args.id)?;
+    if run.settled.is_none() {
+        bail!(
+            "run#{} is still running; record its cost once it has ended",
+            run.number
+        );
+    }
+    let before = run.usage.clone();
+    let usage = tally_store::RunUsage {
+        usd: Some(args.usd),
+        usd_source: Some("manual".to_string()),
+        source: before
+            .as_ref()
+            .map_or_else(|| "manual".to_string(), |u| u.source.clone()),
+        ..before.clone().unwrap_or(tally_store::RunUsage {
+            input: None,
+            output: None,
+            cached: None,
+            usd: None,
+            source: String::new(),
+            usd_source: None,
+        })
+    };
+    idea_store(&session)?.set_run_usage(campaign.id, run.number, &usage)?;
+    let was = match before.and_then(|u| u.usd) {
+        Some(usd) => format!("was ${usd:.4}"),
+        None => "was unknown".to_string(),
+    };
+    printer::out_line(&format!(
+        "run#{}: cost ${:.4} recorded by hand ({was})",
+        run.number, args.usd
     ))?;
     Ok(Status::Success)
 }

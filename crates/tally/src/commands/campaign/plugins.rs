@@ -106,7 +106,16 @@ pub fn run(args: &PluginsArgs, options: &CampaignOptions) -> anyhow::Result<Stat
                 .collect(),
         })
         .collect();
-    let host_facts = host_facts();
+    let mut host_facts = host_facts();
+    // `total_usd` while the campaign has both of its parts (docs/implementers.md#agent-usage).
+    if let Some(total) = loaded.as_ref().and_then(|l| {
+        l.providers
+            .fact_info()
+            .into_iter()
+            .find(|f| f.name == tally_engine::TOTAL_USD)
+    }) {
+        host_facts.push(total);
+    }
     let view = PluginsView {
         capabilities,
         host_facts: &host_facts,

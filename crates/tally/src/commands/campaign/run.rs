@@ -11,6 +11,7 @@ use tally_runner::prune_leftovers;
 use super::brief::campaign_brief;
 use super::context::{Workspace, engine};
 use super::implement;
+use super::implement::Launched;
 use super::progress::{Progress, interrupt_token, interrupting_signal};
 use crate::cli::{CampaignOptions, RunArgs};
 use crate::exit::Status;
@@ -86,6 +87,9 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
                 ));
                 return Ok(Status::Interrupted(signal));
             }
+            Some(Launched {
+                refused: Some(end), ..
+            }) => return report(end, name, &progress),
             Some(_) => {}
         }
     }

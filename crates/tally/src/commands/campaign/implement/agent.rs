@@ -122,6 +122,10 @@ pub fn run(l: &Launch<'_>, cancel: &CancelToken) -> Ended {
         ("TALLY_DEADLINE".into(), l.deadline_s.to_string().into()),
         ("TALLY_WRAP_UP".into(), wrap_up_file(l.run_dir).into()),
         ("TALLY_FINDING_FILE".into(), finding_file(l.run_dir).into()),
+        (
+            "TALLY_USAGE_FILE".into(),
+            super::usage::usage_file(l.run_dir).into(),
+        ),
     ];
     if l.identity {
         let email = format!("run-{}@tally.invalid", l.run);

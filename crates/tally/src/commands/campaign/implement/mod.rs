@@ -10,6 +10,7 @@ pub mod brief;
 mod collect;
 mod glob;
 pub mod history;
+pub mod usage;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -21,7 +22,7 @@ use tally_process::{CancelToken, End};
 use tally_runner::{CommitId, default_worktree_root};
 use tally_store::{
     HeadUpdate, Idea, IdeaState, ImplementerStore, NewRun, Run, RunCommit, RunEnd, RunSettlement,
-    VerdictWrite,
+    RunUsage, VerdictWrite,
 };
 
 use super::context::{Loaded, Workspace};
@@ -34,6 +35,9 @@ pub const CANCELLED_FILE: &str = "cancelled";
 pub struct Launched {
     /// `tally run` itself was interrupted (Ctrl-C, SIGTERM): it must stop too.
     pub interrupted: bool,
+    /// The stop rule, asked before the launch, held or stopped the campaign: nothing was
+    /// launched.
+    pub refused: Option<tally_engine::RunEnd>,
 }
 
 /// A run's directory: `<worktree root of the campaign>/runs/<run>`, outside the repository.
@@ -156,7 +160,9 @@ pub fn launch_next(
     let Some(campaign) = store.campaign_by_name(&loaded.settings.name)? else {
         return Ok(None);
     };
-    if campaign.state != CampaignState::Active || campaign.head.is_none() || cancel.is_cancelled() {
+    // A held campaign may launch again: the stop rule, asked below, says whether.
+    if campaign.state == CampaignState::Stopped || campaign.head.is_none() || cancel.is_cancelled()
+    {
         return Ok(None);
     }
     let runs = store.list_runs(campaign.id)?;
@@ -167,6 +173,13 @@ pub fn launch_next(
     else {
         return Ok(None);
     };
+    // The stop rule before every launch, as before every evaluation (docs/implementers.md#gating).
+    if let Some(end) = engine.before_launch()? {
+        return Ok(Some(Launched {
+            interrupted: false,
+            refused: Some(end),
+        }));
+    }
     let (text, base, revision) = brief_text(loaded, store, &campaign, &idea, campaign_brief)?;
     let number = runs.iter().map(|r| r.number).max().unwrap_or(0) + 1;
     let dir = run_dir(workspace, &campaign.name, number)?;
@@ -240,6 +253,7 @@ pub fn launch_next(
     )?;
     Ok(Some(Launched {
         interrupted: cancel.is_cancelled(),
+        refused: None,
     }))
 }
 
@@ -343,6 +357,10 @@ fn finish(
             ended: UnixMillis::now(),
         },
     )?;
+    // A run that did not start ran no agent: there is no usage to read.
+    if let Some(settings) = settings.filter(|_| end != RunEnd::NotStarted) {
+        record_usage(store, campaign, run.number, &dir, settings)?;
+    }
     let queued = settled.settled.as_ref().map_or(0, |s| {
         s.commits.iter().filter(|c| c.candidate.is_some()).count()
     });
@@ -370,6 +388,58 @@ fn finish(
         }
     }
     Ok(end)
+}
+
+/// Reads the run's usage ([`usage::read`]), stores it and says what it cost; unknown is said
+/// too, with the command that records it by hand.
+fn record_usage(
+    store: &dyn ImplementerStore,
+    campaign: &Campaign,
+    run: u32,
+    dir: &std::path::Path,
+    settings: &ImplementerSettings,
+) -> anyhow::Result<()> {
+    let usage = match usage::read(dir, settings) {
+        Ok(usage) => usage,
+        Err(problem) => {
+            printer::note(&format!("run#{run}: usage not read: {problem}"));
+            None
+        }
+    };
+    if let Some(u) = &usage {
+        store.set_run_usage(campaign.id, run, u)?;
+    }
+    let known = usage.as_ref().and_then(|u| u.usd);
+    printer::note(&format!(
+        "run#{run} usage: {}{}",
+        usage_text(usage.as_ref()),
+        if known.is_none() {
+            format!("; record its cost with `tally implementer usage run#{run} --usd X`")
+        } else {
+            String::new()
+        }
+    ));
+    Ok(())
+}
+
+/// `1200 in, 300 out, 0 cached tokens, $0.0123 (priced from codex)`, unknowns as `?`.
+pub fn usage_text(usage: Option<&RunUsage>) -> String {
+    let Some(u) = usage else {
+        return "unknown (nothing reported)".to_string();
+    };
+    let n = |x: Option<u64>| x.map_or_else(|| "?".to_string(), |n| n.to_string());
+    let usd = match (u.usd, u.usd_source.as_deref()) {
+        (Some(usd), Some(how)) if how == u.source => format!("${usd:.4} ({how})"),
+        (Some(usd), Some(how)) => format!("${usd:.4} ({how}, {})", u.source),
+        (Some(usd), None) => format!("${usd:.4} ({})", u.source),
+        (None, _) => format!("USD unknown ({})", u.source),
+    };
+    format!(
+        "{} in, {} out, {} cached tokens, {usd}",
+        n(u.input),
+        n(u.output),
+        n(u.cached)
+    )
 }
 
 /// The idea after a run: attempts used up → done; two runs that did not start → parked.
