@@ -6,11 +6,13 @@
 //! did-you-mean; provider tables checked against the provider's declared parameters (the
 //! [`Registry`](tally_plugin::Registry) says which providers exist). No I/O: callers pass the text.
 
+mod executor;
 mod implementer;
 mod presets;
 mod read;
 mod settings;
 
+pub use executor::{ExecutorSettings, SlurmSettings};
 pub use implementer::{
     ImplementerSettings, Overlap, PLACEHOLDERS, Prices, StdinMode, placeholders,
 };

@@ -2,8 +2,9 @@
 //! checked against `docs/campaign.md#tally-toml` and the chosen providers' declared parameters and
 //! value checks, with all problems collected and reported together, one line each, at their
 //! dotted keys. One module per table: [`top`] (the top-level keys), [`metrics`], [`plugins`],
-//! [`surfaces`] (`[status]`, `[brief]`), [`implementer`].
+//! [`surfaces`] (`[status]`, `[brief]`), [`implementer`], [`executor`].
 
+mod executor;
 mod implementer;
 mod metrics;
 mod plugins;
@@ -46,6 +47,7 @@ const TOP_KEYS: &[&str] = &[
     "status",
     "brief",
     "implementer",
+    "executor",
 ];
 /// Parses and validates `tally.toml` text against the registry's providers.
 pub fn parse_settings(text: &str, registry: &Registry) -> Result<Settings, ConfigError> {
@@ -80,6 +82,7 @@ pub fn parse_settings(text: &str, registry: &Registry) -> Result<Settings, Confi
     let status = surfaces::read_surface(root.get("status"), "status", registry, &mut p);
     let brief = surfaces::read_surface(root.get("brief"), "brief", registry, &mut p);
     let implementer = implementer::read_implementer(&root, &evaluate, &link, &mut p);
+    let executor = executor::read_executor(&root, &mut p);
     if !p.is_empty() {
         return Err(ConfigError::Problems(p));
     }
@@ -96,5 +99,6 @@ pub fn parse_settings(text: &str, registry: &Registry) -> Result<Settings, Confi
         status,
         brief,
         implementer,
+        executor,
     })
 }

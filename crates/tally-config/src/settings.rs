@@ -4,6 +4,7 @@
 use tally_model::{Direction, Role};
 use tally_plugin::Params;
 
+use crate::executor::ExecutorSettings;
 use crate::implementer::ImplementerSettings;
 
 /// One `[[metrics]]` entry.
@@ -77,6 +78,8 @@ pub struct Settings {
     pub brief: SectionChoice,
     /// `[implementer]`; `None`: no implementers.
     pub implementer: Option<ImplementerSettings>,
+    /// `[executor]`: where samples run.
+    pub executor: ExecutorSettings,
 }
 
 impl Settings {
