@@ -10,6 +10,7 @@ mod campaign_inference;
 mod campaign_postgres;
 mod campaign_repo;
 mod campaign_safety;
+mod campaign_slurm;
 mod campaign_snapshots;
 mod campaign_status_table;
 mod campaign_verdicts;

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -11,10 +10,11 @@ use tally_config::{ConfigError, Settings, parse_settings};
 use tally_engine::{Engine, Observer, Providers, SystemClock};
 use tally_runner::{
     Attempt, CancelToken, Failure, Git, Outcome, RunLock, SampleRequest, SampleRunner,
-    WorktreeRunner, become_child_subreaper, default_worktree_root, run_lock_path,
+    become_child_subreaper, run_lock_path,
 };
 use tally_store::{SqliteStore, Store};
 
+pub use super::executor::CampaignRunner;
 use crate::cli::CampaignOptions;
 
 /// The file name of the campaign config at the repository root.
@@ -285,17 +285,13 @@ impl Workspace {
         Ok(())
     }
 
-    /// The real runner for a campaign: worktrees under the user's cache directory. Makes this
-    /// process a child subreaper first, so descendants that an evaluate command orphans are
-    /// re-parented to tally and reaped by its sweep (`docs/evaluate-protocol.md` §6).
-    pub fn runner(&self, campaign: &str) -> anyhow::Result<WorktreeRunner> {
+    /// The real runner for a campaign, as `[executor]` says (`docs/team.md#executor`): worktrees
+    /// under the user's cache directory, or Slurm jobs with checkouts under the shared workdir.
+    /// Makes this process a child subreaper first, so descendants that an evaluate command
+    /// orphans are re-parented to tally and reaped by its sweep (`docs/evaluate-protocol.md` §6).
+    pub fn runner(&self, settings: &Settings) -> anyhow::Result<CampaignRunner> {
         become_child_subreaper()?;
-        let root = default_worktree_root(self.root(), campaign)?;
-        Ok(WorktreeRunner::new(
-            self.git.clone(),
-            &root,
-            Arc::new(crate::evidence::Accountant),
-        )?)
+        CampaignRunner::build(&self.git, settings)
     }
 
     /// Where an evaluation's logs go.

@@ -18,7 +18,7 @@ use crate::printer;
 /// (the caller holds the run lock, so none of them is in use), and says so.
 pub(super) fn clean_up_after_killed_commands(
     workspace: &Workspace,
-    runner: &tally_runner::WorktreeRunner,
+    runner: &super::context::CampaignRunner,
 ) -> anyhow::Result<()> {
     let pruned = prune_leftovers(&workspace.git, runner.worktree_root())?;
     if !pruned.directories.is_empty() || !pruned.killed.is_empty() {
@@ -40,7 +40,7 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     let name = &loaded.settings.name;
     let _lock = workspace.lock_campaign(name)?;
     let store = workspace.open_store()?;
-    let runner = workspace.runner(name)?;
+    let runner = workspace.runner(&loaded.settings)?;
     clean_up_after_killed_commands(&workspace, &runner)?;
     let progress = Progress::new();
     let engine = engine(&workspace, &*store, &runner, &loaded, &progress);
