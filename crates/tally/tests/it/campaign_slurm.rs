@@ -41,7 +41,7 @@ fn cluster_up(test: &str) -> bool {
             eprintln!(
                 "SKIPPED {test}: the Slurm cluster is down ({}); start one with \
                  `scripts/slurm-test-cluster.sh start`",
-                text(&out.stderr).trim()
+                text(&out.stderr).trim().lines().last().unwrap_or_default()
             );
             return false;
         }
@@ -167,7 +167,10 @@ fn a_hanging_benchmark_on_slurm_is_cancelled_at_the_timeout_with_its_grandchildr
     let survivors = processes_mentioning(&repo.marker());
     assert!(survivors.is_empty(), "survivors: {survivors:?}");
     assert!(repo.leftover_checkouts().is_empty());
-    assert!(!recorded_jobs(&repo).is_empty(), "no Slurm job was recorded");
+    assert!(
+        !recorded_jobs(&repo).is_empty(),
+        "no Slurm job was recorded"
+    );
 
     let status = repo.status_json();
     assert_eq!(candidate(&status, 1)["verdict"], "crash");
@@ -213,4 +216,60 @@ fn a_job_past_slurms_time_limit_is_a_failed_sample_with_slurms_reason() {
     let survivors = processes_mentioning(&repo.marker());
     assert!(survivors.is_empty(), "survivors: {survivors:?}");
     assert!(repo.leftover_checkouts().is_empty());
+}
+
+#[test]
+fn ctrl_c_during_a_slurm_sample_cancels_the_job_and_everything_in_it() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    use std::process::Stdio;
+    if !cluster_up("ctrl_c_during_a_slurm_sample_cancels_the_job_and_everything_in_it") {
+        return;
+    }
+    let repo = CampaignRepo::new();
+    let config = ON_SLURM.replace("repeats = 2", "repeats = 1\ndeterministic = true");
+    repo.start_campaign(&config, "tok_s=1000\nnoise=0\n");
+    repo.propose(&["mode=hang\n"]);
+    let run = repo
+        .command(&["run", "--until-idle"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The job runs, its grandchildren too.
+    for child in ["child-1", "child-2", "child-3"] {
+        repo.wait_for_signal(child);
+    }
+    kill(Pid::from_raw(run.id() as i32), Signal::SIGINT).unwrap();
+    let out = run.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let survivors = processes_mentioning(&repo.marker());
+    assert!(survivors.is_empty(), "survivors: {survivors:?}");
+    assert!(repo.leftover_checkouts().is_empty());
+    // Slurm reports the hanging job cancelled (it keeps finished jobs for MinJobAge, 300 s by
+    // default); the baseline's jobs completed.
+    let states: Vec<String> = recorded_jobs(&repo)
+        .iter()
+        .map(|id| {
+            let shown = Command::new("scontrol")
+                .args(["show", "job", "-o", id])
+                .output()
+                .unwrap();
+            let shown = text(&shown.stdout);
+            let state = shown
+                .split_whitespace()
+                .find_map(|f| f.strip_prefix("JobState="));
+            state.unwrap_or("unknown").to_owned()
+        })
+        .collect();
+    assert_eq!(
+        states.iter().filter(|s| *s == "CANCELLED").count(),
+        1,
+        "{states:?}"
+    );
+    assert!(
+        states.iter().all(|s| s == "CANCELLED" || s == "COMPLETED"),
+        "{states:?}"
+    );
 }
