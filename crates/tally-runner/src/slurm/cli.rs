@@ -11,9 +11,15 @@ use std::time::{Duration, Instant};
 /// does not answer; the clients retry on their own for a while).
 pub(crate) const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Runs a Slurm client and returns its stdout; `Err` says which call failed and why (its stderr).
+/// Runs a Slurm client and returns its stdout; `Err` says which call failed and why (its stderr,
+/// on one line). Messages name the call as `program` and its first argument; the rest (paths of
+/// the attempt directory) would only bury Slurm's reason.
 pub(crate) fn slurm(program: &str, args: &[String]) -> Result<String, String> {
-    let shown = || format!("`{program} {}`", args.join(" "));
+    let shown = || match args.first() {
+        Some(first) if args.len() > 1 => format!("`{program} {first} …`"),
+        Some(first) => format!("`{program} {first}`"),
+        None => format!("`{program}`"),
+    };
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
@@ -52,7 +58,16 @@ pub(crate) fn slurm(program: &str, args: &[String]) -> Result<String, String> {
     if status.success() {
         Ok(stdout)
     } else {
-        Err(format!("{} failed ({status}): {}", shown(), stderr.trim()))
+        let said: Vec<&str> = stderr
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        Err(format!(
+            "{} failed ({status}): {}",
+            shown(),
+            said.join("; ")
+        ))
     }
 }
 

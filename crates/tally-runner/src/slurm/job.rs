@@ -107,6 +107,14 @@ pub(crate) fn sbatch_args(
         format!("--chdir={}", worktree.display()),
         "--ntasks=1".to_owned(),
     ];
+    args.extend(option_args(options));
+    args.push(files.script.display().to_string());
+    args
+}
+
+/// The flags `[executor]`'s options become, `extra_args` last.
+pub(crate) fn option_args(options: &SlurmOptions) -> Vec<String> {
+    let mut args = Vec::new();
     let mut add = |flag: &str, value: &Option<String>| {
         if let Some(value) = value {
             args.push(format!("--{flag}={value}"));
@@ -118,7 +126,6 @@ pub(crate) fn sbatch_args(
     add("cpus-per-task", &options.cpus.map(|n| n.to_string()));
     add("mem", &options.mem);
     args.extend(options.extra_args.iter().cloned());
-    args.push(files.script.display().to_string());
     args
 }
 

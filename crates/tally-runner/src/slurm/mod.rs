@@ -6,7 +6,7 @@
 //! `scontrol show job -o`; `evaluate_timeout` counts from when the job is seen running; on the
 //! timeout or Ctrl-C it `scancel`s the job and waits until Slurm reports it over (with
 //! `proctrack/cgroup`, every process of the job is then gone). The outcome comes from files the
-//! job writes ([`job`]): the exit status file, stdout (METRIC lines) and stderr, the units and
+//! job writes (`slurm::job`): the exit status file, stdout (METRIC lines) and stderr, the units and
 //! evidence files; a job Slurm ended first (its time limit, a node failure) is a failed sample
 //! with Slurm's state and reason.
 //!
@@ -40,7 +40,7 @@ use crate::outcome::relative_to_checkout;
 use crate::sample::{Ended, STDERR_TAIL_BYTES, classified, conclude};
 use crate::worktree::{Checkout, UNITS_VAR, prepare_worktree_root};
 use cli::{JobInfo, job_info, parse_submitted, slurm};
-use job::{JobFiles, read_ended, sbatch_args, script};
+use job::{JobFiles, option_args, read_ended, sbatch_args, script};
 
 /// How often the job's state is asked for.
 const POLL: Duration = Duration::from_millis(250);
@@ -225,8 +225,12 @@ impl SlurmRunner {
                 )
             })?;
         let args = sbatch_args(&self.options, &format!("tally-{label}"), files, worktree);
-        let answer =
-            slurm("sbatch", &args).map_err(|why| format!("could not submit the job: {why}"))?;
+        let answer = slurm("sbatch", &args).map_err(|why| {
+            format!(
+                "could not submit the job ({}): {why}",
+                shown_options(&self.options)
+            )
+        })?;
         let id = parse_submitted(&answer).ok_or_else(|| {
             format!(
                 "sbatch --parsable answered {:?}, not a job id",
@@ -249,6 +253,16 @@ impl SlurmRunner {
             ));
         }
         Ok(id)
+    }
+}
+
+/// The `[executor]` options as the sbatch flags they became, for messages.
+fn shown_options(options: &SlurmOptions) -> String {
+    let flags = option_args(options);
+    if flags.is_empty() {
+        "sbatch with Slurm's defaults".to_owned()
+    } else {
+        format!("sbatch {}", flags.join(" "))
     }
 }
 
