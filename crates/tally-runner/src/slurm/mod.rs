@@ -47,6 +47,8 @@ const POLL: Duration = Duration::from_millis(250);
 /// How long after `scancel` tally waits for Slurm to report the job over (Slurm's `KillWait`
 /// between SIGTERM and SIGKILL is 30 s by default).
 const CANCEL_WAIT: Duration = Duration::from_secs(120);
+/// How long the `ended` file of a job whose script ended on its own is waited for.
+const ENDED_FILE_WAIT: Duration = Duration::from_secs(10);
 /// Failed `scontrol` calls in a row after which tally gives the job up (cancelling it).
 const MAX_QUERY_FAILURES: u32 = 40;
 
@@ -178,7 +180,7 @@ impl SampleRunner for SlurmRunner {
             Watched::TimedOut => Outcome::TimedOut,
             Watched::Cancelled => Outcome::Cancelled,
             Watched::Lost(why) => Outcome::JobEnded(format!("Slurm job {id}: {why}")),
-            Watched::Over(info) => match read_ended(&files.ended) {
+            Watched::Over(info) => match ended_file(&files.ended, info.as_ref()) {
                 Some((status, wall)) => {
                     result.wall = wall;
                     // bash reports a command killed by signal N as 128 + N.
@@ -327,6 +329,21 @@ fn cancel_job(id: &str) {
             Ok(Some(info)) if !info.is_over() => {}
             Ok(_) => return,
             Err(_) => {}
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// The `ended` file of a job Slurm reports over. When the job script ended on its own
+/// (`COMPLETED`, `FAILED`) the file was written on the node: on a shared filesystem with
+/// attribute caching (NFS) it may take a moment to be seen here, so it is waited for, briefly.
+fn ended_file(path: &Path, info: Option<&JobInfo>) -> Option<(i32, Duration)> {
+    let script_ended = info.is_some_and(|i| i.state == "COMPLETED" || i.state == "FAILED");
+    let deadline = Instant::now() + ENDED_FILE_WAIT;
+    loop {
+        let ended = read_ended(path);
+        if ended.is_some() || !script_ended || Instant::now() >= deadline {
+            return ended;
         }
         std::thread::sleep(POLL);
     }
