@@ -19,6 +19,8 @@
 # (default: proctrack/cgroup when a cgroup v1 freezer is mounted, else proctrack/linuxproc),
 # SLURM_TEST_TIMEOUT (seconds, each wait).
 set -euo pipefail
+# The daemons and munged live in /usr/sbin, which a non-login shell's PATH may lack.
+export PATH="$PATH:/usr/sbin:/sbin"
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${SLURM_TEST_DIR:-$ROOT/target/slurm-test}
@@ -168,7 +170,7 @@ start() {
   if cluster_ok; then say "already up"; return 0; fi
   [ "$(id -u)" = 0 ] || { say "must run as root (munged runs as user munge, slurmd as root)"; return 1; }
   for p in munged slurmctld slurmd sbatch; do
-    command -v "$p" >/dev/null || [ -x "/usr/sbin/$p" ] || {
+    command -v "$p" >/dev/null || {
       say "no $p: apt-get install -y --no-install-recommends slurmctld slurmd slurm-client munge"
       return 1
     }
