@@ -7,12 +7,14 @@
 //! [`Registry`](tally_plugin::Registry) says which providers exist). No I/O: callers pass the text.
 
 mod checks;
+mod executor;
 mod implementer;
 mod presets;
 mod read;
 mod settings;
 
 pub use checks::{CheckSpec, ChecksSettings};
+pub use executor::{ExecutorSettings, SlurmSettings};
 pub use implementer::{
     ImplementerSettings, Overlap, PLACEHOLDERS, Prices, StdinMode, placeholders,
 };

@@ -2,9 +2,10 @@
 //! checked against `docs/campaign.md#tally-toml` and the chosen providers' declared parameters and
 //! value checks, with all problems collected and reported together, one line each, at their
 //! dotted keys. One module per table: [`top`] (the top-level keys), [`metrics`], [`plugins`],
-//! [`surfaces`] (`[status]`, `[brief]`), [`implementer`], [`checks`].
+//! [`surfaces`] (`[status]`, `[brief]`), [`implementer`], [`checks`], [`executor`].
 
 mod checks;
+mod executor;
 mod implementer;
 mod metrics;
 mod plugins;
@@ -48,6 +49,7 @@ const TOP_KEYS: &[&str] = &[
     "brief",
     "implementer",
     "checks",
+    "executor",
 ];
 /// Parses and validates `tally.toml` text against the registry's providers.
 pub fn parse_settings(text: &str, registry: &Registry) -> Result<Settings, ConfigError> {
@@ -83,6 +85,7 @@ pub fn parse_settings(text: &str, registry: &Registry) -> Result<Settings, Confi
     let brief = surfaces::read_surface(root.get("brief"), "brief", registry, &mut p);
     let implementer = implementer::read_implementer(&root, &evaluate, &link, &mut p);
     let checks = checks::read_checks(&root, evaluate_timeout_s, &mut p);
+    let executor = executor::read_executor(&root, &mut p);
     if !p.is_empty() {
         return Err(ConfigError::Problems(p));
     }
@@ -100,5 +103,6 @@ pub fn parse_settings(text: &str, registry: &Registry) -> Result<Settings, Confi
         brief,
         implementer,
         checks,
+        executor,
     })
 }

@@ -5,6 +5,7 @@ use tally_model::{Direction, Role};
 use tally_plugin::Params;
 
 use crate::checks::ChecksSettings;
+use crate::executor::ExecutorSettings;
 use crate::implementer::ImplementerSettings;
 
 /// One `[[metrics]]` entry.
@@ -81,6 +82,8 @@ pub struct Settings {
     pub implementer: Option<ImplementerSettings>,
     /// `[checks]`; `None`: no checks before the samples.
     pub checks: Option<ChecksSettings>,
+    /// `[executor]`: where samples run.
+    pub executor: ExecutorSettings,
 }
 
 impl Settings {

@@ -71,6 +71,10 @@ pub enum Outcome {
     SpawnFailed(String),
     /// The checkout could not be made (the text says why); nothing ran.
     CheckoutFailed(String),
+    /// A batch system (Slurm) ended the job before the command could report how it ended — its
+    /// time limit, a node failure, a cancellation by someone else; the text is the batch
+    /// system's state and reason (`docs/team.md#executor`).
+    JobEnded(String),
 }
 
 impl Outcome {
@@ -129,6 +133,11 @@ pub enum Failure {
         /// Why.
         why: String,
     },
+    /// A batch system ended the job (its time limit, a node failure, ...).
+    JobEnded {
+        /// The batch system's state and reason, one clause.
+        why: String,
+    },
     /// Stopped by the cancellation token (Ctrl-C).
     Interrupted,
     /// The benchmark's output could not be kept whole (a log write failed: a full disk); what
@@ -174,6 +183,7 @@ impl fmt::Display for Failure {
             Self::BadEvidence { why } => write!(f, "bad evidence file: {why}"),
             Self::Checkout { why } => write!(f, "could not check out the revision: {why}"),
             Self::Spawn { why } => f.write_str(why),
+            Self::JobEnded { why } => write!(f, "the batch system ended the job: {why}"),
             Self::Interrupted => f.write_str("interrupted"),
             Self::Log { why } => write!(f, "the benchmark's output could not be kept: {why}"),
         }

@@ -3,8 +3,8 @@
 //! parsed, the evidence file kept and accounted, the outcome classified into one sentence, the
 //! checkout removed. Plus the run lock that keeps one `tally run` per campaign.
 //!
-//! Entry points: [`WorktreeRunner`] (real) and [`ScriptedRunner`] (fake, for tests), the two
-//! implementations of `tally-contract`'s [`SampleRunner`] (re-exported here with
+//! Entry points: [`WorktreeRunner`] (real, on this machine), [`SlurmRunner`] (real, one Slurm
+//! batch job per attempt) and [`ScriptedRunner`] (fake, for tests), the implementations of `tally-contract`'s [`SampleRunner`] (re-exported here with
 //! [`SampleRequest`], [`Attempt`], [`CancelToken`] and the rest of the sample's contract);
 //! [`prune_leftovers`] and [`RunLock`] at the start of `tally run`; [`become_child_subreaper`]
 //! once in the binary's `main`. The contract for evaluate scripts is
@@ -27,6 +27,7 @@ pub mod outcome;
 pub mod report;
 mod sample;
 mod scripted;
+pub mod slurm;
 pub mod units;
 pub mod worktree;
 
@@ -35,6 +36,7 @@ pub use git::Git;
 pub use lock::{LockHolder, RunLock, run_lock_path};
 pub use sample::{WorktreeRunner, become_child_subreaper};
 pub use scripted::{ScriptedAttempt, ScriptedRunner};
+pub use slurm::{SlurmOptions, SlurmRunner};
 pub use tally_contract::{
     Attempt, CancelToken, CheckCommand, CheckOutcome, CheckRequest, CommitId, EvaluateCommand,
     Evidence, EvidenceAccountant, EvidenceFile, Failure, LogFiles, Outcome, SampleRequest,
@@ -42,4 +44,6 @@ pub use tally_contract::{
 };
 pub use tally_model::Side;
 pub use units::Units;
-pub use worktree::{Checkout, Pruned, default_worktree_root, prune_leftovers, validate_links};
+pub use worktree::{
+    Checkout, Pruned, default_worktree_root, prune_leftovers, validate_links, worktree_root_in,
+};

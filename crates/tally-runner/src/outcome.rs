@@ -88,6 +88,7 @@ pub(crate) fn classify(done: Finished<'_>) -> Result<Option<Units>, Failure> {
         Outcome::Cancelled => return Err(Failure::Interrupted),
         Outcome::SpawnFailed(why) => return Err(Failure::Spawn { why: why.clone() }),
         Outcome::CheckoutFailed(why) => return Err(Failure::Checkout { why: why.clone() }),
+        Outcome::JobEnded(why) => return Err(Failure::JobEnded { why: why.clone() }),
     }
     let mut missing: Vec<String> = done
         .required

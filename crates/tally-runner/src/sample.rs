@@ -31,7 +31,7 @@ use crate::worktree::{Checkout, UNITS_VAR, marker, prepare_worktree_root};
 
 /// Bytes of stderr kept in memory for the failure sentence (its last meaningful line); the whole
 /// stderr goes to the log file.
-const STDERR_TAIL_BYTES: usize = 16 * 1024;
+pub(crate) const STDERR_TAIL_BYTES: usize = 16 * 1024;
 
 /// Makes this process a "child subreaper" (Linux `PR_SET_CHILD_SUBREAPER`): descendants of the
 /// evaluate command whose parent dies are re-parented to this process instead of init, so the
@@ -108,22 +108,9 @@ impl SampleRunner for WorktreeRunner {
             evidence: None,
         };
         let command = &request.command;
-        let finish =
-            |mut result: Attempt, stderr: &str, units_file: Option<Result<String, String>>| {
-                let done = Finished {
-                    outcome: &result.outcome,
-                    timeout: command.timeout,
-                    stderr,
-                    metrics: &result.metrics,
-                    required: &request.required_metrics,
-                    units_file,
-                };
-                match classify(done) {
-                    Ok(units) => result.units = units,
-                    Err(failure) => result.failure = Some(failure),
-                }
-                result
-            };
+        let finish = |result: Attempt, stderr: &str, units_file: Option<Result<String, String>>| {
+            classified(request, result, stderr, units_file)
+        };
         if cancel.is_cancelled() {
             return finish(result, "", None);
         }
@@ -200,48 +187,104 @@ impl SampleRunner for WorktreeRunner {
             End::TimedOut => Outcome::TimedOut,
             End::Cancelled => Outcome::Cancelled,
         };
-        let units_file = read_units(&units_path);
         let kept_evidence = request.log_dir.join(format!("{label}.evidence.jsonl"));
-        let evidence = evidence::keep(&evidence_path, &kept_evidence);
-        // Removal failures are not the sample's fault; the drop guard and the next prune retry.
-        drop(checkout);
-        let mut result = finish(result, &stderr_tail, units_file);
-        // A sample whose output was not kept whole is not trusted, whatever it printed.
-        if let Some(why) = log_problem
-            && result.failure.is_none()
-        {
-            result.failure = Some(Failure::Log { why });
-        }
-        // Evidence is checked last, and only read when nothing else failed (`docs/evaluate-protocol.md` §4b).
-        let succeeded = result.failure.is_none();
-        match evidence {
-            Ok(false) => {}
-            Ok(true) => {
-                let accounted = succeeded
-                    .then(|| self.accountant.account(&kept_evidence))
-                    .transpose()
-                    .unwrap_or_else(|why| {
-                        result.failure = Some(Failure::BadEvidence { why });
-                        None
-                    });
-                result.evidence = Some(EvidenceFile {
-                    artifact: kept_evidence,
-                    accounted,
-                });
-            }
-            Err(why) if succeeded => {
-                result.failure = Some(Failure::BadEvidence { why });
-            }
-            Err(_) => {}
-        }
-        result
+        let ended = Ended {
+            units_path: &units_path,
+            evidence_path: &evidence_path,
+            kept_evidence,
+            stderr_tail: &stderr_tail,
+            log_problem,
+        };
+        conclude(request, &*self.accountant, result, ended, checkout)
     }
+}
+
+/// What an attempt left behind when its command ended, for [`conclude`].
+pub(crate) struct Ended<'a> {
+    /// `TALLY_UNITS_FILE`.
+    pub units_path: &'a Path,
+    /// `TALLY_EVIDENCE_FILE`.
+    pub evidence_path: &'a Path,
+    /// Where the evidence file is kept, next to the logs.
+    pub kept_evidence: PathBuf,
+    /// The end of stderr, paths inside the checkout made relative.
+    pub stderr_tail: &'a str,
+    /// Why the output was not kept whole, if it was not.
+    pub log_problem: Option<String>,
+}
+
+/// The common end of an attempt, whichever executor ran it: reads the units file, keeps the
+/// evidence file, removes the checkout, classifies, and has the evidence accounted when nothing
+/// else failed (`docs/evaluate-protocol.md` §4b).
+pub(crate) fn conclude(
+    request: &SampleRequest,
+    accountant: &dyn EvidenceAccountant,
+    result: Attempt,
+    ended: Ended<'_>,
+    checkout: Checkout,
+) -> Attempt {
+    let units_file = read_units(ended.units_path);
+    let kept_evidence = ended.kept_evidence;
+    let evidence = evidence::keep(ended.evidence_path, &kept_evidence);
+    // Removal failures are not the sample's fault; the drop guard and the next prune retry.
+    drop(checkout);
+    let mut result = classified(request, result, ended.stderr_tail, units_file);
+    // A sample whose output was not kept whole is not trusted, whatever it printed.
+    if let Some(why) = ended.log_problem
+        && result.failure.is_none()
+    {
+        result.failure = Some(Failure::Log { why });
+    }
+    let succeeded = result.failure.is_none();
+    match evidence {
+        Ok(false) => {}
+        Ok(true) => {
+            let accounted = succeeded
+                .then(|| accountant.account(&kept_evidence))
+                .transpose()
+                .unwrap_or_else(|why| {
+                    result.failure = Some(Failure::BadEvidence { why });
+                    None
+                });
+            result.evidence = Some(EvidenceFile {
+                artifact: kept_evidence,
+                accounted,
+            });
+        }
+        Err(why) if succeeded => {
+            result.failure = Some(Failure::BadEvidence { why });
+        }
+        Err(_) => {}
+    }
+    result
+}
+
+/// `result` with its failure (or units) set from its outcome, metrics and units file.
+pub(crate) fn classified(
+    request: &SampleRequest,
+    mut result: Attempt,
+    stderr: &str,
+    units_file: Option<Result<String, String>>,
+) -> Attempt {
+    let done = Finished {
+        outcome: &result.outcome,
+        timeout: request.command.timeout,
+        stderr,
+        metrics: &result.metrics,
+        required: &request.required_metrics,
+        units_file,
+    };
+    match classify(done) {
+        Ok(units) => result.units = units,
+        Err(failure) => result.failure = Some(failure),
+    }
+    result
 }
 
 /// The units file the command left at `path`, taken by the hand-over rules
 /// (`docs/evaluate-protocol.md` §4c): `None` when there is none, `Some(Err(why))` when it is not
 /// a regular file, is too large or is not text.
-fn read_units(path: &Path) -> Option<Result<String, String>> {
+pub(crate) fn read_units(path: &Path) -> Option<Result<String, String>> {
     let (file, meta) = match handover::open_regular(path) {
         Ok(None) => return None,
         Ok(Some(opened)) => opened,

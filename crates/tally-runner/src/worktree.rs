@@ -52,17 +52,22 @@ static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 /// replaced and a hash of the exact name, so two campaigns never share a root.
 pub fn default_worktree_root(repo_root: &Path, campaign: &str) -> Result<PathBuf, RunnerError> {
     let cache = worktree_cache().ok_or(RunnerError::NoCacheDir)?;
+    Ok(worktree_root_in(&cache, repo_root, campaign))
+}
+
+/// The worktree root of a campaign under `base`, named as [`default_worktree_root`] names it
+/// under the cache (a Slurm executor's shared `workdir`).
+pub fn worktree_root_in(base: &Path, repo_root: &Path, campaign: &str) -> PathBuf {
     let repo_name = repo_root
         .file_name()
         .map_or("repo".into(), |n| slug(&n.to_string_lossy()));
     let repo_hash = fnv1a(repo_root.as_os_str().as_encoded_bytes());
-    Ok(cache
-        .join(format!("{repo_name}-{:016x}", repo_hash))
+    base.join(format!("{repo_name}-{:016x}", repo_hash))
         .join(format!(
             "{}-{:08x}",
             slug(campaign),
             fnv1a(campaign.as_bytes()) as u32
-        )))
+        ))
 }
 
 /// The worktree cache every default root lies in: `$XDG_CACHE_HOME/tally/worktrees`, else
@@ -230,6 +235,12 @@ impl Checkout {
             fs_err::create_dir_all(parent).map_err(|err| err.to_string())?;
         }
         fs_err::os::unix::fs::symlink(&target, &dest).map_err(|err| err.to_string())
+    }
+
+    /// The attempt directory: the checkout, the hand-over files, and whatever an executor keeps
+    /// next to them (a batch job's script and output); all removed with it.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The checkout (the command's working directory).

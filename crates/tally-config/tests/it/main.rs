@@ -1,4 +1,5 @@
 //! `tally.toml` validation, end to end over the parser.
 
 mod config;
+mod executor;
 mod implementer;

@@ -6,4 +6,5 @@ mod fixture;
 mod lock;
 mod processes;
 mod scripted;
+mod slurm;
 mod worktrees;

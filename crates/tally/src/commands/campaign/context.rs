@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -11,10 +10,11 @@ use tally_config::{ConfigError, Settings, parse_settings};
 use tally_engine::{Engine, Observer, Providers, SystemClock};
 use tally_runner::{
     Attempt, CancelToken, Failure, Git, Outcome, RunLock, SampleRequest, SampleRunner,
-    WorktreeRunner, become_child_subreaper, default_worktree_root, run_lock_path,
+    become_child_subreaper, run_lock_path,
 };
 use tally_store::{SqliteStore, Store};
 
+pub use super::executor::CampaignRunner;
 use crate::cli::CampaignOptions;
 
 /// The file name of the campaign config at the repository root.
@@ -300,22 +300,6 @@ impl Workspace {
         }
     }
 
-    /// The sample runner of a worker slot: slot 0 checks out under the campaign's worktree
-    /// root, slot N under `worker-N/` inside it, so that a worker that starts prunes only what
-    /// a killed predecessor on its own slot left.
-    pub fn runner_for_slot(&self, campaign: &str, slot: u32) -> anyhow::Result<WorktreeRunner> {
-        if slot == 0 {
-            return self.runner(campaign);
-        }
-        become_child_subreaper()?;
-        let root = default_worktree_root(self.root(), campaign)?.join(format!("worker-{slot}"));
-        Ok(WorktreeRunner::new(
-            self.git.clone(),
-            &root,
-            Arc::new(crate::evidence::Accountant),
-        )?)
-    }
-
     /// Creates `.tally/` and keeps it out of git (`.git/info/exclude`).
     pub fn ensure_tally_dir(&self) -> anyhow::Result<()> {
         std::fs::create_dir_all(&self.tally_dir)
@@ -339,17 +323,13 @@ impl Workspace {
         Ok(())
     }
 
-    /// The real runner for a campaign: worktrees under the user's cache directory. Makes this
-    /// process a child subreaper first, so descendants that an evaluate command orphans are
-    /// re-parented to tally and reaped by its sweep (`docs/evaluate-protocol.md` §6).
-    pub fn runner(&self, campaign: &str) -> anyhow::Result<WorktreeRunner> {
+    /// The real runner for a campaign, as `[executor]` says (`docs/team.md#executor`): worktrees
+    /// under the user's cache directory, or Slurm jobs with checkouts under the shared workdir.
+    /// Makes this process a child subreaper first, so descendants that an evaluate command
+    /// orphans are re-parented to tally and reaped by its sweep (`docs/evaluate-protocol.md` §6).
+    pub fn runner(&self, settings: &Settings, slot: u32) -> anyhow::Result<CampaignRunner> {
         become_child_subreaper()?;
-        let root = default_worktree_root(self.root(), campaign)?;
-        Ok(WorktreeRunner::new(
-            self.git.clone(),
-            &root,
-            Arc::new(crate::evidence::Accountant),
-        )?)
+        CampaignRunner::build(&self.git, settings, slot)
     }
 
     /// Where an evaluation's logs go.

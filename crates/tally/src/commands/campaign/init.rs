@@ -74,7 +74,7 @@ pub fn run(args: &InitArgs, options: &CampaignOptions) -> anyhow::Result<Status>
         .git
         .resolve_commit("HEAD")
         .context("the repository has no commit yet; commit tally.toml and your code first")?;
-    let runner = workspace.runner(&loaded.settings.name)?;
+    let runner = workspace.runner(&loaded.settings, 0)?;
     // Measuring the baseline runs samples: one command at a time, and what a killed `tally init`
     // or `tally run` left (a benchmark's processes, a checkout) goes first.
     let _lock = if measured {

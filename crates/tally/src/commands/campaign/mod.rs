@@ -5,6 +5,7 @@ pub mod brief;
 pub mod candidate;
 mod context;
 pub mod demo;
+mod executor;
 mod gpu_time;
 pub mod idea;
 mod implement;

@@ -21,7 +21,7 @@ use crate::printer;
 /// (the caller holds the run lock, so none of them is in use), and says so.
 pub(super) fn clean_up_after_killed_commands(
     workspace: &Workspace,
-    runner: &tally_runner::WorktreeRunner,
+    runner: &super::context::CampaignRunner,
 ) -> anyhow::Result<()> {
     let pruned = prune_leftovers(&workspace.git, runner.worktree_root())?;
     if !pruned.directories.is_empty() || !pruned.killed.is_empty() {
@@ -44,7 +44,7 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     // One worker slot: the run lock with one slot, the first free of several on PostgreSQL.
     let (_lock, slot) = workspace.lock_worker_slot(name, loaded.settings.evaluation_slots)?;
     let store = workspace.open_store_as_worker(slot)?;
-    let runner = workspace.runner_for_slot(name, slot)?;
+    let runner = workspace.runner(&loaded.settings, slot)?;
     clean_up_after_killed_commands(&workspace, &runner)?;
     let progress = Progress::new();
     let engine = engine(&workspace, &*store, &runner, &loaded, &progress);
