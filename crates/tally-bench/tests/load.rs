@@ -370,8 +370,8 @@ fn connections_are_reused_unless_told_not_to() {
         server_a.stats().connections_accepted
     );
     assert!(report.records.iter().filter(|r| r.conn_reused).count() >= 36);
-    // Each new connection's first request is the one marked not reused (its TTFT from the
-    // intended arrival includes the connect; `sent` is stamped once the connection is made).
+    // Each new connection's first request is the one marked not reused (`sent` is stamped once
+    // the connection is made; the C connections are dialled before the phase).
     // The preflight's connection is dialled by the preflight and reused by a worker.
     let dialled = report.records.iter().filter(|r| !r.conn_reused).count() as u64;
     assert_eq!(dialled + 1, server_a.stats().connections_accepted);

@@ -1,7 +1,7 @@
 //! A pool of HTTP/1.1 connections to one address: idle connections are reused (LIFO) when
-//! keep-alive is on; a new one is dialled with `TCP_NODELAY` when none is idle. An open loop
-//! fills the pool before its schedule starts ([`Pool::dial_idle`]) so that dials do not land on the
-//! schedule's hot path (docs/bench.md#connections).
+//! keep-alive is on; a new one is dialled with `TCP_NODELAY` when none is idle. Each phase fills
+//! the pool before it starts ([`Pool::dial_idle`]) so that dials do not land on its hot path
+//! (docs/bench.md#connections).
 
 use std::net::SocketAddr;
 use std::sync::Mutex;
