@@ -370,8 +370,8 @@ fn connections_are_reused_unless_told_not_to() {
         server_a.stats().connections_accepted
     );
     assert!(report.records.iter().filter(|r| r.conn_reused).count() >= 36);
-    // Each new connection's first request is the one marked not reused (its TTFT from the
-    // intended arrival includes the connect; `sent` is stamped once the connection is made).
+    // Each new connection's first request is the one marked not reused (`sent` is stamped once
+    // the connection is made; the C connections are dialled before the phase).
     // The preflight's connection is dialled by the preflight and reused by a worker.
     let dialled = report.records.iter().filter(|r| !r.conn_reused).count() as u64;
     assert_eq!(dialled + 1, server_a.stats().connections_accepted);
@@ -385,6 +385,31 @@ fn connections_are_reused_unless_told_not_to() {
         "one per request and the preflight"
     );
     assert!(report.records.iter().all(|r| !r.conn_reused));
+}
+
+#[test]
+fn open_loops_dial_their_connections_before_the_schedule() {
+    // E2E ≥ 35 ms (TTFT 20 ms, three 5 ms gaps): at 200/s the warm pool is ≥ 2 · 200 · 0.035 + 1
+    // = 15 connections, while the schedule keeps about 7 in flight; at most the 40 requests.
+    let server_a = server(exact(20.0, 5.0));
+    let mut config_a = config(&server_a, 40, 1, 4);
+    config_a.load = open(ArrivalModel::Fixed { rate: 200.0 }, 64, Overflow::Wait);
+    let report = bench(config_a.clone());
+    assert_eq!(report.summary.ok, 40);
+    let accepted = server_a.stats().connections_accepted;
+    assert!((15..=41).contains(&accepted), "{accepted} connections");
+    let used: std::collections::BTreeSet<u32> =
+        report.records.iter().filter_map(|r| r.conn_id).collect();
+    assert!(used.len() as u64 <= accepted);
+    assert_invariants(&report, false);
+    // Without keep-alive nothing is dialled ahead: one connection per request and the preflight.
+    let server_b = server(exact(20.0, 5.0));
+    let mut config_b = config(&server_b, 40, 1, 4);
+    config_b.load = config_a.load;
+    config_b.keepalive = false;
+    let report = bench(config_b);
+    assert_eq!(report.summary.ok, 40);
+    assert_eq!(server_b.stats().connections_accepted, 41);
 }
 
 #[test]

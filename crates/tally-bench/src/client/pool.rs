@@ -1,5 +1,7 @@
 //! A pool of HTTP/1.1 connections to one address: idle connections are reused (LIFO) when
-//! keep-alive is on; a new one is dialled with `TCP_NODELAY` when none is idle.
+//! keep-alive is on; a new one is dialled with `TCP_NODELAY` when none is idle. Each phase fills
+//! the pool before it starts ([`Pool::dial_idle`]) so that dials do not land on its hot path
+//! (docs/bench.md#connections).
 
 use std::net::SocketAddr;
 use std::sync::Mutex;
@@ -79,6 +81,23 @@ impl Pool {
             id,
             uses: 0,
         })
+    }
+
+    /// Connections idle now.
+    pub fn idle_count(&self) -> usize {
+        self.idle.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Dials one connection and leaves it idle (keep-alive only), for a warm pool.
+    pub async fn dial_idle(&self) -> std::io::Result<()> {
+        if self.keepalive {
+            let conn = self.connect().await?;
+            self.idle
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(conn);
+        }
+        Ok(())
     }
 
     /// Returns a connection whose exchange completed (dropped without keep-alive).

@@ -5,7 +5,9 @@
 //! start; a request is warm-up before `warm`, measured inside the window, and cool-down after
 //! it. Cool-down keeps C in flight until the last measured request has ended, so no measured
 //! request sees a lighter server than its peers; cool-down requests are then cancelled. A stop
-//! request ends every worker's loop and closes the window at that moment.
+//! request ends every worker's loop and closes the window at that moment. The C connections
+//! are dialled before the phase starts, so the first wave's latencies and the window hold no
+//! connects (docs/bench.md#connections).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,7 +17,7 @@ use tokio::sync::watch;
 
 use super::request::{plan, send};
 use super::stop::clip_window;
-use super::{PhaseBound, PhaseResult, Shared};
+use super::{PhaseBound, PhaseResult, Shared, warm_pool};
 use crate::record::Phase;
 
 struct Loop {
@@ -100,6 +102,7 @@ impl Loop {
 /// Runs one closed-loop phase.
 pub async fn run(shared: Arc<Shared>, concurrency: u32, bound: PhaseBound) -> PhaseResult {
     let (cohort_done, _) = watch::channel(false);
+    warm_pool(&shared, concurrency.max(1) as usize).await;
     let start = Instant::now();
     let state = Arc::new(Loop {
         shared: shared.clone(),

@@ -153,6 +153,8 @@ pub struct Shared {
     config: BenchConfig,
     ctx: ExchangeContext,
     tokens_per_word: f64,
+    /// The preflight's E2E, seconds (sizes an open loop's warm pool).
+    preflight_e2e_s: f64,
     progress: ProgressState,
 }
 
@@ -248,6 +250,26 @@ async fn preflight(shared: &Shared) -> Result<Preflight, BenchError> {
     })
 }
 
+/// Dials, all at once, connections until `target` are idle (keep-alive only), before a phase
+/// starts (docs/bench.md#connections). A failed dial is left to the request that needs the
+/// connection: it dials again and reports it. A stop request ends the wait.
+async fn warm_pool(shared: &Arc<Shared>, target: usize) {
+    if !shared.ctx.pool.keepalive() {
+        return;
+    }
+    let mut dials = tokio::task::JoinSet::new();
+    for _ in shared.ctx.pool.idle_count()..target {
+        let shared = shared.clone();
+        dials.spawn(async move {
+            let _ = shared.ctx.pool.dial_idle().await;
+        });
+    }
+    tokio::select! {
+        () = async { while dials.join_next().await.is_some() {} } => {}
+        () = shared.config.stop.wait() => {}
+    }
+}
+
 async fn run_phase(shared: &Arc<Shared>, bound: PhaseBound) -> Result<PhaseResult, BenchError> {
     match &shared.config.load {
         Load::Closed { concurrency } => Ok(closed::run(shared.clone(), *concurrency, bound).await),
@@ -310,10 +332,12 @@ pub async fn run(
         config,
         ctx,
         tokens_per_word: 1.0,
+        preflight_e2e_s: 0.0,
         progress: ProgressState::new(),
     };
     let preflight = preflight(&shared).await?;
     shared.tokens_per_word = preflight.tokens_per_word;
+    shared.preflight_e2e_s = preflight.e2e_ms / 1e3;
     let shared = Arc::new(shared);
     let ticker = on_progress.map(|callback| {
         let shared = shared.clone();

@@ -4,7 +4,8 @@
 //! includes the wait) or drops the request. Intended arrival a_r = phase start + t_k even when
 //! the dispatch is late, so queueing is never hidden (coordinated omission). A stop request
 //! ends the schedule and closes the window at that moment; arrivals still waiting for a slot
-//! are dropped.
+//! are dropped. Before the schedule starts, the connection pool is filled to what the schedule
+//! will need ([`pool_needed`]), so that dials do not make the first arrivals late.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,10 +14,26 @@ use tokio::sync::Semaphore;
 
 use super::request::{plan, send};
 use super::stop::clip_window;
-use super::{Overflow, PhaseBound, PhaseResult, Shared};
+use super::{Overflow, PhaseBound, PhaseResult, Shared, warm_pool};
 use crate::arrivals::Schedule;
 use crate::record::{Phase, Status};
 use crate::timer::sleep_until;
+
+/// The most connections dialled before a schedule starts.
+const MAX_WARM: usize = 256;
+
+/// The connections the schedule will need (docs/bench.md#connections): twice its mean rate ×
+/// the preflight's E2E, plus one, at most the in-flight limit, the schedule's length and
+/// [`MAX_WARM`].
+fn pool_needed(shared: &Shared, schedule: &Schedule, max_in_flight: u32) -> usize {
+    let n = schedule.offsets.len();
+    if n == 0 || schedule.endpoint <= 0.0 {
+        return 0;
+    }
+    let rate = n as f64 / schedule.endpoint;
+    let needed = (rate * shared.preflight_e2e_s * 2.0).ceil() as usize + 1;
+    needed.min(max_in_flight as usize).min(n).min(MAX_WARM)
+}
 
 /// Runs one open-loop phase over `schedule`.
 pub async fn run(
@@ -27,6 +44,7 @@ pub async fn run(
     bound: PhaseBound,
 ) -> PhaseResult {
     let clock = shared.ctx.clock;
+    warm_pool(&shared, pool_needed(&shared, &schedule, max_in_flight)).await;
     // A short lead so the first deadline is not already late when the loop starts.
     let start = Instant::now() + Duration::from_millis(2);
     let endpoint = start + Duration::from_secs_f64(schedule.endpoint);
