@@ -35,7 +35,6 @@ pub fn idea_store(session: &Session) -> anyhow::Result<&dyn ImplementerStore> {
 }
 
 /// The campaign of `tally.toml`, which must be registered.
-
 pub fn registered(store: &dyn ImplementerStore, session: &Session) -> anyhow::Result<Campaign> {
     let name = &session.loaded.settings.name;
     store
