@@ -1,10 +1,12 @@
 //! `tally store copy`: a SQLite store moved into an empty PostgreSQL one, row for row.
 //!
 //! Owns: copying every table (config texts, campaigns, candidates, evaluations, measurements and
-//! their units) with the same ids and the same values — the schemas are the same version on both
-//! backends (`docs/store.md#postgres`) — in one PostgreSQL write transaction with the foreign keys
-//! deferred to the commit, so a failed copy leaves the destination empty; then checking that
-//! every campaign reads back equal (the same [`CampaignSnapshot`] and config texts) from both.
+//! their units, ideas, implementer runs with their usage, check runs) with the same ids and the
+//! same values — the newest schemas of both backends hold the same tables
+//! (`docs/store.md#postgres`); SQLite's check runs, ordered by `rowid`, get it as their `id` — in
+//! one PostgreSQL write transaction with the foreign keys deferred to the commit, so a failed copy
+//! leaves the destination empty; then checking that every campaign reads back equal from both
+//! (the same [`tally_contract::CampaignSnapshot`], ideas, runs and check runs).
 //!
 //! Deliberately absent: merging into a store that already has campaigns (ids would have to
 //! change, and `tally status` would no longer show the same ids), and copying the other way.
@@ -15,16 +17,27 @@ use rusqlite::types::Value;
 use crate::error::{Error, StoreError};
 use crate::pg::PgStore;
 use crate::sqlite::SqliteStore;
-use tally_contract::Store;
+use tally_contract::{CheckStore, IdeaStore, Store};
+use tally_model::CampaignId;
 
-/// The tables in the order they are copied, each with its key (the copy's row order).
+/// The tables in the order they are copied, each with the query that reads it from SQLite
+/// (its columns named as PostgreSQL's, in the copy's row order).
 const TABLES: &[(&str, &str)] = &[
-    ("config_texts", "id"),
-    ("campaigns", "id"),
-    ("candidates", "campaign_id, number"),
-    ("evaluations", "id"),
-    ("measurements", "id"),
-    ("measurement_units", "measurement_id, metric, unit"),
+    ("config_texts", "SELECT * FROM config_texts ORDER BY id"),
+    ("campaigns", "SELECT * FROM campaigns ORDER BY id"),
+    (
+        "candidates",
+        "SELECT * FROM candidates ORDER BY campaign_id, number",
+    ),
+    ("evaluations", "SELECT * FROM evaluations ORDER BY id"),
+    ("measurements", "SELECT * FROM measurements ORDER BY id"),
+    (
+        "measurement_units",
+        "SELECT * FROM measurement_units ORDER BY measurement_id, metric, unit",
+    ),
+    ("ideas", "SELECT * FROM ideas ORDER BY campaign_id, number"),
+    ("runs", "SELECT * FROM runs ORDER BY campaign_id, number"),
+    ("checks", "SELECT rowid AS id, * FROM checks ORDER BY rowid"),
 ];
 
 /// One table read from the source: its name, column names and rows.
@@ -64,8 +77,8 @@ pub fn copy_sqlite_to_postgres(
     // One read snapshot of the whole source, then one write transaction.
     let tables: Vec<SourceTable> = from.read(|conn| {
         let mut all = Vec::with_capacity(TABLES.len());
-        for (table, key) in TABLES {
-            let mut stmt = conn.prepare(&format!("SELECT * FROM {table} ORDER BY {key}"))?;
+        for (table, query) in TABLES {
+            let mut stmt = conn.prepare(query)?;
             let columns: Vec<String> = stmt.column_names().iter().map(|c| c.to_string()).collect();
             let width = columns.len();
             let rows = stmt
@@ -112,9 +125,7 @@ pub fn copy_sqlite_to_postgres(
         Ok::<_, Error>(())
     })?;
     for campaign in from.list_campaigns()? {
-        let there = to.snapshot(campaign.id)?;
-        let here = from.snapshot(campaign.id)?;
-        if there != here {
+        if !reads_back_equal(from, to, campaign.id)? {
             return Err(StoreError::invalid(
                 format!("copy of campaign `{}`", campaign.name),
                 "it reads back different from the source; report this as a bug",
@@ -123,6 +134,30 @@ pub fn copy_sqlite_to_postgres(
         summary.campaigns.push(campaign.name);
     }
     Ok(summary)
+}
+
+/// Whether the campaign reads the same from both stores: its snapshot, ideas, runs and every
+/// candidate's check runs.
+fn reads_back_equal(
+    from: &SqliteStore,
+    to: &PgStore,
+    campaign: CampaignId,
+) -> Result<bool, StoreError> {
+    let here = from.snapshot(campaign)?;
+    if to.snapshot(campaign)? != here
+        || to.list_ideas(campaign)? != from.list_ideas(campaign)?
+        || to.list_runs(campaign)? != from.list_runs(campaign)?
+    {
+        return Ok(false);
+    }
+    for candidate in &here.candidates {
+        if to.checks_of_candidate(campaign, candidate.id)?
+            != from.checks_of_candidate(campaign, candidate.id)?
+        {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// A SQLite value as a parameter of the PostgreSQL column type `ty`.

@@ -14,8 +14,10 @@
 
 mod campaigns;
 mod candidates;
+mod checks;
 mod codec;
 mod evaluations;
+mod ideas;
 mod lock;
 mod measurements;
 mod store_impl;
@@ -33,12 +35,22 @@ use crate::error::{Error, StoreError};
 pub use lock::{PgRunLock, RunLockError, RunLockHeld};
 
 /// Every migration, in order, as (version, name, SQL). Append only: never edit or reorder a
-/// released one. Version `n` is the same schema as the SQLite store's version `n`.
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "initial",
-    include_str!("../../migrations/postgres/0001_initial.sql"),
-)];
+/// released one. Version 1 is the same schema as the SQLite store's version 1; version 2 holds
+/// the tables of SQLite's versions 2 to 4 (ideas, runs with their usage, check runs), so a
+/// PostgreSQL store of version 2 has every table of a SQLite store of version 4
+/// (`docs/store.md#postgres`).
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "initial",
+        include_str!("../../migrations/postgres/0001_initial.sql"),
+    ),
+    (
+        2,
+        "implementers",
+        include_str!("../../migrations/postgres/0002_implementers.sql"),
+    ),
+];
 
 /// Advisory-lock keys (the first of `pg_advisory_*lock(int, int)`'s two keys): "taly".
 const LOCK_SPACE: i32 = 0x7461_6c79;

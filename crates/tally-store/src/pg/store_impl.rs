@@ -186,6 +186,14 @@ impl Store for PgStore {
         self.read(|c| totals::recent_evaluation_durations(c, campaign, limit))
     }
 
+    fn with_ideas(&self) -> Option<&dyn tally_contract::ImplementerStore> {
+        Some(self)
+    }
+
+    fn with_checks(&self) -> Option<&dyn tally_contract::CheckStore> {
+        Some(self)
+    }
+
     fn with_workers(&self) -> Option<&dyn tally_contract::WorkerStore> {
         self.worker
             .map(|_| self as &dyn tally_contract::WorkerStore)

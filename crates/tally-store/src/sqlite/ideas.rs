@@ -1,60 +1,55 @@
-//! Idea rows (`docs/implementers.md#ideas`): queueing (numbered per campaign from 1, the base
-//! candidate checked), lookups, and state changes.
+//! `impl IdeaStore for SqliteStore` (`docs/implementers.md#ideas`): ideas numbered per campaign
+//! from 1 with the base candidate checked, state changes stamped; runs are in `runs`. The
+//! statements, rules and row decoding are shared with PostgreSQL (`crate::shared`).
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, Params, params};
 use tally_contract::{Idea, IdeaState, IdeaStore, NewIdea, NewRun, Run, RunSettlement, RunUsage};
-use tally_model::{CampaignId, CandidateId, UnixMillis};
+use tally_model::{CampaignId, UnixMillis};
 
 use super::{SqliteStore, campaigns, runs};
 use crate::error::{Error, StoreError};
+use crate::shared::ideas as sql;
 
-const COLUMNS: &str = "campaign_id, number, title, text, attempts, base, state, reason, \
-                       added_by, created_ms, state_since_ms";
+/// Every row of a query, decoded by a shared decoder.
+pub(super) fn all_rows<T>(
+    conn: &Connection,
+    query: &str,
+    params: impl Params,
+    decode: impl Fn(&rusqlite::Row<'_>) -> Result<T, Error>,
+) -> Result<Vec<T>, Error> {
+    let mut stmt = conn.prepare_cached(query)?;
+    let mut rows = stmt.query(params)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(decode(row)?);
+    }
+    Ok(out)
+}
 
-fn idea_from_row(row: &Row<'_>) -> rusqlite::Result<Idea> {
-    let state: String = row.get(6)?;
-    Ok(Idea {
-        campaign: CampaignId(row.get(0)?),
-        number: row.get(1)?,
-        title: row.get(2)?,
-        text: row.get(3)?,
-        attempts: row.get(4)?,
-        base: row.get::<_, Option<u32>>(5)?.map(CandidateId),
-        state: IdeaState::parse(&state).ok_or_else(|| {
-            rusqlite::Error::FromSqlConversionFailure(
-                6,
-                rusqlite::types::Type::Text,
-                format!("unknown idea state {state:?}").into(),
-            )
-        })?,
-        reason: row.get(7)?,
-        added_by: row.get(8)?,
-        created: UnixMillis(row.get(9)?),
-        state_since: UnixMillis(row.get(10)?),
-    })
+/// The first row of a query, if any, decoded by a shared decoder.
+pub(super) fn first_row<T>(
+    conn: &Connection,
+    query: &str,
+    params: impl Params,
+    decode: impl Fn(&rusqlite::Row<'_>) -> Result<T, Error>,
+) -> Result<Option<T>, Error> {
+    let mut stmt = conn.prepare_cached(query)?;
+    let mut rows = stmt.query(params)?;
+    rows.next()?.map(&decode).transpose()
 }
 
 fn get(conn: &Connection, campaign: CampaignId, number: u32) -> Result<Option<Idea>, Error> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM ideas WHERE campaign_id = ?1 AND number = ?2"
-        ))?
-        .query_row(params![campaign.0, number], idea_from_row)
-        .optional()?)
+    first_row(
+        conn,
+        &sql::select_one(),
+        params![campaign.0, number],
+        |row| sql::from_row(row),
+    )
 }
 
 fn add(conn: &Connection, campaign: CampaignId, new: &NewIdea) -> Result<Idea, Error> {
     campaigns::require(conn, campaign)?;
-    if new.title.trim().is_empty() {
-        return Err(StoreError::invalid(
-            "idea title",
-            "it is empty; give the idea a one-line title",
-        )
-        .into());
-    }
-    if new.attempts == Some(0) {
-        return Err(StoreError::invalid("idea attempts", "0; allow at least 1").into());
-    }
+    sql::check_new(new)?;
     if let Some(base) = new.base {
         let exists: bool = conn
             .prepare_cached(
@@ -70,12 +65,9 @@ fn add(conn: &Connection, campaign: CampaignId, new: &NewIdea) -> Result<Idea, E
         }
     }
     let number: u32 = conn
-        .prepare_cached("SELECT COALESCE(MAX(number), 0) + 1 FROM ideas WHERE campaign_id = ?1")?
+        .prepare_cached(sql::NEXT_NUMBER)?
         .query_row([campaign.0], |row| row.get(0))?;
-    conn.prepare_cached(&format!(
-        "INSERT INTO ideas ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'ready', NULL, ?7, ?8, ?8)"
-    ))?
-    .execute(params![
+    conn.prepare_cached(&sql::insert())?.execute(params![
         campaign.0,
         number,
         new.title,
@@ -100,11 +92,9 @@ impl IdeaStore for SqliteStore {
     fn list_ideas(&self, campaign: CampaignId) -> Result<Vec<Idea>, StoreError> {
         self.read(|conn| {
             campaigns::require(conn, campaign)?;
-            let mut stmt = conn.prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM ideas WHERE campaign_id = ?1 ORDER BY number"
-            ))?;
-            let rows = stmt.query_map([campaign.0], idea_from_row)?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            all_rows(conn, &sql::select_all(), [campaign.0], |row| {
+                sql::from_row(row)
+            })
         })
     }
 
@@ -118,11 +108,13 @@ impl IdeaStore for SqliteStore {
     ) -> Result<Option<Idea>, StoreError> {
         self.write(|conn| {
             campaigns::require(conn, campaign)?;
-            conn.prepare_cached(
-                "UPDATE ideas SET state = ?3, reason = ?4, state_since_ms = ?5 \
-                 WHERE campaign_id = ?1 AND number = ?2",
-            )?
-            .execute(params![campaign.0, number, state.as_str(), reason, at.0])?;
+            conn.prepare_cached(sql::SET_STATE)?.execute(params![
+                campaign.0,
+                number,
+                state.as_str(),
+                reason,
+                at.0
+            ])?;
             get(conn, campaign, number)
         })
     }

@@ -1,12 +1,121 @@
-//! Ideas on SQLite (`docs/implementers.md#ideas`): numbered per campaign from 1, a base that
-//! must be a candidate, state changes stamped, and a store of schema version 1 upgraded in place
-//! with its campaigns kept.
+//! Ideas, implementer runs with their usage, and `[checks]` runs (`docs/implementers.md#ideas`,
+//! `docs/campaign.md#checks`) on both backends: every check below runs against an in-memory
+//! SQLite store (`ideas::sqlite::…`) and against a fresh schema on the PostgreSQL server named by
+//! `TALLY_TEST_PG_URL` (`ideas::postgres::…`, which prints a `SKIPPED` line and returns without
+//! it). Ideas are numbered per campaign from 1 with a base that must be a candidate, state
+//! changes are stamped, runs are recorded before they start and settled once, usage is unknown
+//! until read. SQLite only: a store of schema version 1 is upgraded in place with its campaigns
+//! kept. PostgreSQL only: two connections numbering ideas and runs at once never collide.
 
 use rusqlite::Connection;
+use tally_contract::{CheckRecord, CheckStore};
 use tally_model::{CandidateId, UnixMillis};
-use tally_store::{IdeaState, IdeaStore, NewIdea, SqliteStore, Store, StoreError};
+use tally_store::{
+    IdeaState, IdeaStore, ImplementerStore, NewIdea, NewRun, SqliteStore, Store, StoreError,
+};
 
 use crate::fixtures::running_campaign;
+
+/// A store that keeps ideas, runs and check runs: what every check below needs.
+trait FullStore: ImplementerStore + CheckStore {}
+impl<T: ImplementerStore + CheckStore> FullStore for T {}
+
+/// `#[test]`s `sqlite::NAME` and `postgres::NAME` for each check `fn NAME(&dyn FullStore)`.
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(&tally_store::SqliteStore::open_in_memory().unwrap());
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $name() {
+                    #[cfg(feature = "postgres")]
+                    if let Some(store) = super::pg::fresh(stringify!($name)) {
+                        super::$name(&*store);
+                    }
+                    #[cfg(not(feature = "postgres"))]
+                    crate::ideas::pg_feature_off(stringify!($name));
+                }
+            )*
+        }
+    };
+}
+
+on_both_backends!(
+    ideas_are_numbered_checked_and_parked,
+    runs_are_recorded_before_they_start_and_settled_once,
+    a_runs_usage_is_stored_replaced_and_unknown_until_read,
+    check_runs_are_kept_per_candidate_in_the_order_recorded,
+);
+
+#[cfg(not(feature = "postgres"))]
+#[allow(clippy::print_stderr)]
+fn pg_feature_off(test: &str) {
+    eprintln!("SKIPPED {test}: built without the `postgres` feature");
+}
+
+/// A fresh PostgreSQL schema per check, dropped at its end.
+#[cfg(feature = "postgres")]
+mod pg {
+    use tally_store::{PgOptions, PgStore};
+
+    pub(super) struct Fresh {
+        store: Option<PgStore>,
+        url: String,
+        schema: String,
+    }
+
+    impl std::ops::Deref for Fresh {
+        type Target = PgStore;
+        fn deref(&self) -> &PgStore {
+            self.store.as_ref().expect("open until dropped")
+        }
+    }
+
+    impl Drop for Fresh {
+        fn drop(&mut self) {
+            drop(self.store.take());
+            let _ = PgStore::drop_schema(&self.url, &self.schema);
+        }
+    }
+
+    impl Fresh {
+        /// Another connection to the same schema (as a second `tally run` would have).
+        pub(super) fn another(&self) -> PgStore {
+            PgStore::open_with(&self.url, &options(&self.schema)).unwrap()
+        }
+    }
+
+    fn options(schema: &str) -> PgOptions {
+        PgOptions {
+            schema: Some(schema.to_owned()),
+            ..PgOptions::default()
+        }
+    }
+
+    /// A store on a new schema, or `None` after printing why the test is skipped.
+    pub(super) fn fresh(test: &str) -> Option<Fresh> {
+        let url = crate::postgres::pg_url(test)?;
+        let short: String = test
+            .chars()
+            .filter(|c| c.is_ascii_alphabetic())
+            .take(24)
+            .collect();
+        let schema = format!("t_ideas_{short}_{}", std::process::id());
+        let store = PgStore::open_with(&url, &options(&schema)).unwrap();
+        Some(Fresh {
+            store: Some(store),
+            url,
+            schema,
+        })
+    }
+}
 
 fn idea(title: &str, base: Option<u32>) -> NewIdea {
     NewIdea {
@@ -19,10 +128,18 @@ fn idea(title: &str, base: Option<u32>) -> NewIdea {
     }
 }
 
-#[test]
-fn ideas_are_numbered_checked_and_parked() {
-    let store = SqliteStore::open_in_memory().unwrap();
-    let (campaign, _, _) = running_campaign(&store);
+fn new_run(idea: u32) -> NewRun {
+    NewRun {
+        idea,
+        base: CandidateId(0),
+        tag: format!("tag-{idea}"),
+        run_dir: "/tmp/run-1".to_owned(),
+        started: UnixMillis(7_000),
+        deadline: UnixMillis(9_000),
+    }
+}
+fn ideas_are_numbered_checked_and_parked(store: &dyn FullStore) {
+    let (campaign, _, _) = running_campaign(store);
     let first = store
         .add_idea(campaign, &idea("fuse kernels", None))
         .unwrap();
@@ -110,20 +227,11 @@ fn a_version_1_store_is_upgraded_with_its_campaigns() {
     );
 }
 
-#[test]
-fn runs_are_recorded_before_they_start_and_settled_once() {
-    use tally_store::{NewRun, RunCommit, RunEnd, RunSettlement};
-    let store = SqliteStore::open_in_memory().unwrap();
-    let (campaign, _, _) = running_campaign(&store);
+fn runs_are_recorded_before_they_start_and_settled_once(store: &dyn FullStore) {
+    use tally_store::{RunCommit, RunEnd, RunSettlement};
+    let (campaign, _, _) = running_campaign(store);
     store.add_idea(campaign, &idea("fuse", None)).unwrap();
-    let new = NewRun {
-        idea: 1,
-        base: CandidateId(0),
-        tag: "tag-1".to_owned(),
-        run_dir: "/tmp/run-1".to_owned(),
-        started: UnixMillis(7_000),
-        deadline: UnixMillis(9_000),
-    };
+    let new = new_run(1);
     let run = store.start_run(campaign, &new).unwrap();
     assert_eq!((run.number, run.settled.as_ref()), (1, None));
     let settlement = RunSettlement {
@@ -139,6 +247,14 @@ fn runs_are_recorded_before_they_start_and_settled_once() {
     };
     let settled = store.settle_run(campaign, 1, &settlement).unwrap();
     assert_eq!(settled.settled, Some(settlement.clone()));
+    assert!(
+        store
+            .settle_run(campaign, 5, &settlement)
+            .unwrap_err()
+            .to_string()
+            .contains("run#5"),
+        "a missing run is named"
+    );
     assert_eq!(settled.started, new);
     let again = store.settle_run(campaign, 1, &settlement).unwrap_err();
     assert!(again.to_string().contains("settled already"), "{again}");
@@ -151,20 +267,11 @@ fn runs_are_recorded_before_they_start_and_settled_once() {
     assert_eq!(store.list_runs(campaign).unwrap(), vec![settled]);
 }
 
-#[test]
-fn a_runs_usage_is_stored_replaced_and_unknown_until_read() {
-    use tally_store::{NewRun, RunUsage};
-    let store = SqliteStore::open_in_memory().unwrap();
-    let (campaign, _, _) = running_campaign(&store);
+fn a_runs_usage_is_stored_replaced_and_unknown_until_read(store: &dyn FullStore) {
+    use tally_store::RunUsage;
+    let (campaign, _, _) = running_campaign(store);
     store.add_idea(campaign, &idea("fuse", None)).unwrap();
-    let new = NewRun {
-        idea: 1,
-        base: CandidateId(0),
-        tag: "tag-1".to_owned(),
-        run_dir: "/tmp/run-1".to_owned(),
-        started: UnixMillis(7_000),
-        deadline: UnixMillis(9_000),
-    };
+    let new = new_run(1);
     let run = store.start_run(campaign, &new).unwrap();
     assert_eq!(run.usage, None, "no usage until it is read");
     let tokens_only = RunUsage {
@@ -208,4 +315,87 @@ fn tokens_only_default() -> tally_store::RunUsage {
         source: "file".to_owned(),
         usd_source: None,
     }
+}
+
+fn check_runs_are_kept_per_candidate_in_the_order_recorded(store: &dyn FullStore) {
+    let (campaign, candidate, _) = running_campaign(store);
+    let record = |passed: bool, started: i64| CheckRecord {
+        candidate,
+        key: r#"[["unit",["cargo","test"]]]"#.to_owned(),
+        commands: 2,
+        passed,
+        failed_check: (!passed).then(|| "unit".to_owned()),
+        reason: (!passed).then(|| "exit 101: 1 test failed".to_owned()),
+        started: UnixMillis(started),
+        ended: UnixMillis(started + 500),
+    };
+    // Recorded out of time order: reads follow the recording order, not `started`.
+    let failed = record(false, 9_000);
+    let passed = record(true, 3_000);
+    store.record_check(campaign, &failed).unwrap();
+    store.record_check(campaign, &passed).unwrap();
+    assert_eq!(
+        store.checks_of_candidate(campaign, candidate).unwrap(),
+        vec![failed, passed]
+    );
+    assert_eq!(
+        store.checks_of_candidate(campaign, CandidateId(0)).unwrap(),
+        vec![],
+        "other candidates have none"
+    );
+    let mut stray = record(true, 1);
+    stray.candidate = CandidateId(42);
+    assert!(
+        store.record_check(campaign, &stray).is_err(),
+        "the candidate must exist"
+    );
+    assert_eq!(
+        store
+            .checks_of_candidate(campaign, candidate)
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+/// Two connections (as two `tally run` workers on two machines) adding ideas and starting runs
+/// at once: every number is taken exactly once, with no gap.
+#[cfg(feature = "postgres")]
+#[test]
+fn postgres_numbers_ideas_and_runs_once_across_connections() {
+    use std::sync::{Arc, Barrier};
+    let Some(store) = pg::fresh("postgres_numbers_ideas_and_runs_once_across_connections") else {
+        return;
+    };
+    let (campaign, _, _) = running_campaign(&*store);
+    store.add_idea(campaign, &idea("seed", None)).unwrap();
+    let barrier = Arc::new(Barrier::new(2));
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let other = store.another();
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                barrier.wait();
+                let mut numbers = Vec::new();
+                for _ in 0..15 {
+                    numbers.push(
+                        other
+                            .add_idea(campaign, &idea("more", None))
+                            .unwrap()
+                            .number,
+                    );
+                    numbers.push(1000 + other.start_run(campaign, &new_run(1)).unwrap().number);
+                }
+                numbers
+            })
+        })
+        .collect();
+    let mut all: Vec<u32> = workers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    all.sort_unstable();
+    let expected: Vec<u32> = (2..=31).chain(1001..=1030).collect();
+    assert_eq!(all, expected, "each idea and run number handed out once");
+    assert_eq!(store.list_runs(campaign).unwrap().len(), 30);
 }

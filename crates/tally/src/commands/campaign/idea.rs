@@ -26,17 +26,15 @@ pub fn run(command: &IdeaCommand, options: &CampaignOptions) -> anyhow::Result<S
     }
 }
 
-/// The campaign of `tally.toml`, which must be registered.
-/// The campaign's store as one that keeps ideas and implementer runs: the SQLite store; a
-/// PostgreSQL store does not keep them yet.
+/// The campaign's store as one that keeps ideas and implementer runs (SQLite and PostgreSQL
+/// both do).
 pub fn idea_store(session: &Session) -> anyhow::Result<&dyn ImplementerStore> {
     session.store.with_ideas().context(
-        "ideas and implementer runs are kept only in a SQLite store today, and this campaign's \
-         store is PostgreSQL (--database / TALLY_DATABASE_URL); run implementers on a SQLite \
-         campaign (docs/implementers.md#ideas)",
+        "this campaign's store keeps no ideas or implementer runs (docs/implementers.md#ideas)",
     )
 }
 
+/// The campaign of `tally.toml`, which must be registered.
 pub fn registered(store: &dyn ImplementerStore, session: &Session) -> anyhow::Result<Campaign> {
     let name = &session.loaded.settings.name;
     store

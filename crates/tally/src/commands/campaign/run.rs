@@ -44,19 +44,18 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     // One worker slot: the run lock with one slot, the first free of several on PostgreSQL.
     let (_lock, slot) = workspace.lock_worker_slot(name, loaded.settings.evaluation_slots)?;
     let store = workspace.open_store_as_worker(slot)?;
+    refuse_implementers_with_several_workers(&loaded.settings, &*store)?;
     let runner = workspace.runner(&loaded.settings, slot)?;
     clean_up_after_killed_commands(&workspace, &runner)?;
     let progress = Progress::new();
     let engine = engine(&workspace, &*store, &runner, &loaded, &progress);
     let cancel = interrupt_token();
-    // Ideas and implementer runs live in a SQLite store; a PostgreSQL one runs the queue alone.
+    // Both stores keep ideas and implementer runs (docs/implementers.md#ideas).
     let ideas = store.with_ideas();
     if ideas.is_none() && loaded.settings.implementer.is_some() {
         anyhow::bail!(
-            "tally.toml has an [implementer] table, but ideas and implementer runs are kept only \
-             in a SQLite store today and this campaign's store is PostgreSQL (--database / \
-             TALLY_DATABASE_URL); remove the table or run the campaign on SQLite \
-             (docs/implementers.md)"
+            "tally.toml has an [implementer] table, but this campaign's store keeps no ideas \
+             or implementer runs; remove the table (docs/implementers.md)"
         );
     }
     if let Some(ideas) = ideas {
@@ -99,6 +98,24 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
         engine.run(false, &cancel)?
     };
     report(end, name, &progress)
+}
+
+/// Implementer runs are driven by one `tally run` per campaign: on a store shared by several
+/// workers, a second worker would take the first one's running agents for leftovers of a killed
+/// run and collect them (`docs/team.md#workers`).
+fn refuse_implementers_with_several_workers(
+    settings: &tally_config::Settings,
+    store: &dyn tally_store::Store,
+) -> anyhow::Result<()> {
+    let slots = settings.evaluation_slots;
+    if settings.implementer.is_some() && slots > 1 && store.with_workers().is_some() {
+        anyhow::bail!(
+            "tally.toml: an [implementer] table with evaluation_slots = {slots}: implementer \
+             runs are driven by one `tally run` per campaign, and several workers would collect \
+             each other's running agents; set evaluation_slots = 1 (docs/team.md#workers)"
+        );
+    }
+    Ok(())
 }
 
 fn report(end: RunEnd, name: &str, progress: &Progress) -> anyhow::Result<Status> {
