@@ -2,8 +2,9 @@
 //! scripted implementer of `implementers_runs`: with `overlap = "parallel"` two agents work at
 //! once while the queue is judged, evaluations never overlap one another; a commit made while
 //! the head moved is merged onto the new head as a candidate of its own, or, when it conflicts,
-//! recorded `interesting` with the paths (`docs/implementers.md#head-moved`); Ctrl-C stops both
-//! agents, collects their work and leaves nothing running.
+//! recorded `interesting` with the paths (`docs/implementers.md#head-moved`); a hold lets the
+//! working agent finish and its commits wait; Ctrl-C stops both agents, collects their work and
+//! leaves nothing running.
 
 use std::time::{Duration, Instant};
 
@@ -266,4 +267,43 @@ fn ctrl_c_stops_both_agents_collects_their_work_and_exits_130() {
     for n in [1, 2] {
         assert_nothing_survives(&repo, n);
     }
+}
+
+#[test]
+fn a_hold_lets_the_working_agent_finish_and_its_commits_wait() {
+    let repo = CampaignRepo::new();
+    repo.write_executable("agent.sh", SCRIPTED);
+    // The scripted agent reports no cost: once a run has ended, `agent_usd` is unknown and the
+    // next evaluation is held.
+    let config = config(&format!(
+        "{PARALLEL}\n[plugins.stop_rule]\nhold_at = {{ agent_usd = 100 }}\n\n\
+         [[plugins.fact_source]]\nprovider = \"agent_usage\"\n"
+    ));
+    repo.start_campaign(&config, "tok_s=1000\n");
+    add_idea(&repo, "quick", "SCRIPT: mode=ok\nSCRIPT: conf=tok_s=1200\n");
+    add_idea(&repo, "slow", "SCRIPT: mode=wait\nSCRIPT: conf=p50_ms=5\n");
+    let tally = repo
+        .command(&["run", "--until-idle"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while repo.status_json()["campaign"]["state"] != "held" {
+        assert!(Instant::now() < deadline, "the campaign was never held");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    repo.signal("release-agent");
+    let out = tally.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("agent_usd unknown"), "{stderr}");
+    let ideas = ideas(&repo);
+    let status = repo.status_json();
+    for idea in ideas.as_array().unwrap() {
+        let run = &idea["runs"][0];
+        assert_eq!(run["end"], "finished", "the hold killed no agent: {idea}");
+        let id = run["commits"][0]["candidate"].as_u64().expect("queued");
+        assert_eq!(candidate(&status, id)["verdict"], "pending", "{idea}");
+    }
+    assert_nothing_survives(&repo, 2);
 }
