@@ -3,8 +3,8 @@
 //! once while the queue is judged, evaluations never overlap one another; a commit made while
 //! the head moved is merged onto the new head as a candidate of its own, or, when it conflicts,
 //! recorded `interesting` with the paths (`docs/implementers.md#head-moved`); a hold lets the
-//! working agent finish and its commits wait; Ctrl-C stops both agents, collects their work and
-//! leaves nothing running.
+//! working agent finish and its commits wait; Ctrl-C or SIGTERM stops both agents, collects
+//! their work and leaves nothing running.
 
 use std::time::{Duration, Instant};
 
@@ -230,6 +230,17 @@ fn a_commit_that_conflicts_with_the_moved_head_is_interesting_and_not_merged() {
 
 #[test]
 fn ctrl_c_stops_both_agents_collects_their_work_and_exits_130() {
+    interrupt_two_agents("INT", 130);
+}
+
+#[test]
+fn sigterm_stops_both_agents_collects_their_work_and_exits_143() {
+    interrupt_two_agents("TERM", 143);
+}
+
+/// Sends `signal` to `tally run` while two agents work: it exits `code`, both runs end
+/// `cancelled` with their commits queued and pending, and nothing of theirs survives.
+fn interrupt_two_agents(signal: &str, code: i32) {
     let repo = parallel_campaign();
     add_idea(
         &repo,
@@ -245,13 +256,13 @@ fn ctrl_c_stops_both_agents_collects_their_work_and_exits_130() {
     repo.wait_for_signal("working-1");
     repo.wait_for_signal("working-2");
     let kill = std::process::Command::new("kill")
-        .args(["-INT", &tally.id().to_string()])
+        .args([&format!("-{signal}"), &tally.id().to_string()])
         .status()
         .unwrap();
     assert!(kill.success());
     let out = tally.wait_with_output().unwrap();
     let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
     assert!(
         stderr.contains("2 implementer(s) stopped, their work collected and queued"),
         "{stderr}"
