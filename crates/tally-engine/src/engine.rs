@@ -36,6 +36,9 @@ pub struct Engine<'a> {
     pub(crate) observer: &'a dyn Observer,
     pub(crate) log_root: PathBuf,
     pub(crate) evaluator: String,
+    /// Candidates whose verdict rule failed during the [`Engine::judge_one`] calls of this
+    /// engine: not retried until the next `tally run`.
+    pub(crate) rule_failed: std::sync::Mutex<std::collections::BTreeSet<tally_model::CandidateId>>,
 }
 
 /// What `tally status` shows.
@@ -88,6 +91,7 @@ impl<'a> Engine<'a> {
             observer,
             log_root,
             evaluator: evaluator_identity(settings),
+            rule_failed: Default::default(),
         }
     }
 

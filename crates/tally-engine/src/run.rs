@@ -74,6 +74,46 @@ impl Engine<'_> {
     /// `tally run`: works through the queue until idle (`until_idle`), held, stopped or
     /// interrupted. Without `until_idle` it waits for new candidates.
     pub fn run(&self, until_idle: bool, cancel: &CancelToken) -> Result<RunEnd> {
+        self.run_units(until_idle, cancel, false)
+            .map(|end| end.expect("run_units answers with an end when not told to do one unit"))
+    }
+
+    /// One unit of `tally run --until-idle`: evaluates and judges the next queued piece of work
+    /// (asking the stop rule first) and answers `None`, or answers why there was none to do —
+    /// `Idle` when nothing is queued. `tally run` with implementers working beside the queue
+    /// calls it between collecting agents (`docs/implementers.md#parallel`).
+    pub fn judge_one(&self, cancel: &CancelToken) -> Result<Option<RunEnd>> {
+        self.run_units(true, cancel, true)
+    }
+
+    /// The loop of [`Engine::run`]; with `one`, it returns `None` after one unit of work.
+    fn run_units(
+        &self,
+        until_idle: bool,
+        cancel: &CancelToken,
+        one: bool,
+    ) -> Result<Option<RunEnd>> {
+        // Candidates whose verdict rule failed are not retried until the next `tally run`: one
+        // call of `run` is that run, the `judge_one` calls share the engine's memory.
+        let mut rule_failed = if one {
+            std::mem::take(&mut *self.rule_failed.lock().unwrap_or_else(|e| e.into_inner()))
+        } else {
+            BTreeSet::new()
+        };
+        let end = self.units(until_idle, cancel, one, &mut rule_failed);
+        if one {
+            *self.rule_failed.lock().unwrap_or_else(|e| e.into_inner()) = rule_failed;
+        }
+        end
+    }
+
+    fn units(
+        &self,
+        until_idle: bool,
+        cancel: &CancelToken,
+        one: bool,
+        rule_failed: &mut BTreeSet<CandidateId>,
+    ) -> Result<Option<RunEnd>> {
         let mut campaign = self.campaign()?;
         self.recover(&campaign)?;
         if campaign.evaluator != self.evaluator || campaign.config_text != self.config_text {
@@ -100,17 +140,15 @@ impl Engine<'_> {
                     .set_campaign_config(campaign.id, &self.evaluator, self.config_text)?;
         }
         if campaign.state == CampaignState::Stopped {
-            return Ok(RunEnd::Stopped(
+            return Ok(Some(RunEnd::Stopped(
                 campaign.reason.clone().unwrap_or_else(|| "stopped".into()),
-            ));
+            )));
         }
-        // Candidates whose verdict rule failed in this run are not retried until the next run.
-        let mut rule_failed: BTreeSet<CandidateId> = BTreeSet::new();
         // When the stop rule was last asked while nothing was queued.
         let mut idle_check: Option<UnixMillis> = None;
         loop {
             if cancel.is_cancelled() {
-                return Ok(RunEnd::Interrupted);
+                return Ok(Some(RunEnd::Interrupted));
             }
             let campaign = self.campaign()?;
             if self.store.with_workers().is_some()
@@ -125,12 +163,12 @@ impl Engine<'_> {
                 // can be an orphan, so an idle campaign costs no write.
                 self.recover(&campaign)?;
             }
-            let work = match self.next_work(&campaign, &rule_failed)? {
+            let work = match self.next_work(&campaign, rule_failed)? {
                 Some(work) => {
                     idle_check = None;
                     work
                 }
-                None if until_idle => return Ok(RunEnd::Idle),
+                None if until_idle => return Ok(Some(RunEnd::Idle)),
                 None => {
                     // Nothing to evaluate and waiting for candidates: a stop limit that the work
                     // just done (or the clock) reached ends the campaign now, or `tally run`
@@ -151,7 +189,7 @@ impl Engine<'_> {
                                 Some(&reason),
                                 self.clock.now(),
                             )?;
-                            return Ok(RunEnd::Stopped(reason));
+                            return Ok(Some(RunEnd::Stopped(reason)));
                         }
                     }
                     self.clock.sleep(POLL);
@@ -174,7 +212,7 @@ impl Engine<'_> {
                         Some(&reason),
                         self.clock.now(),
                     )?;
-                    return Ok(RunEnd::Held(reason));
+                    return Ok(Some(RunEnd::Held(reason)));
                 }
                 StopDecision::Stop(reason) => {
                     self.store.set_campaign_state(
@@ -183,7 +221,7 @@ impl Engine<'_> {
                         Some(&reason),
                         self.clock.now(),
                     )?;
-                    return Ok(RunEnd::Stopped(reason));
+                    return Ok(Some(RunEnd::Stopped(reason)));
                 }
                 StopDecision::Go => {
                     if campaign.state != CampaignState::Active {
@@ -198,14 +236,17 @@ impl Engine<'_> {
             }
             let end = match work {
                 Work::Queued(evaluation) => {
-                    self.do_queued(&campaign, &evaluation, cancel, &mut rule_failed)?
+                    self.do_queued(&campaign, &evaluation, cancel, rule_failed)?
                 }
                 Work::Pending(candidate) => {
-                    self.do_pending(&campaign, candidate, cancel, &mut rule_failed)?
+                    self.do_pending(&campaign, candidate, cancel, rule_failed)?
                 }
             };
             if end == EvaluationEnd::Interrupted {
-                return Ok(RunEnd::Interrupted);
+                return Ok(Some(RunEnd::Interrupted));
+            }
+            if one {
+                return Ok(None);
             }
         }
     }

@@ -15,6 +15,7 @@ mod gpu_time_is_never_lost_from_the_ledger;
 mod hand_set_verdicts_are_never_overwritten;
 mod hold_at_holds_before_a_limit_is_crossed;
 mod init_measures_and_keeps_the_baseline;
+mod judge_one_does_one_unit_at_a_time;
 mod pairs_alternate_and_stop_at_the_first_failure;
 mod status_shows_its_sections_in_order;
 mod the_rule_gets_the_extra_pairs_it_asks_for;

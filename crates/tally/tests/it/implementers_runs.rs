@@ -15,7 +15,7 @@ use crate::campaign_repo::{CampaignRepo, candidate, processes_mentioning, sectio
 /// The scripted implementer: `SCRIPT: mode=M` picks what it does, `SCRIPT: conf=K=V` the
 /// `bench.conf` lines its commits write. It records its environment and directory in
 /// `$E2E_DIR/env-<run>` and `$E2E_DIR/pwd-<run>`.
-const SCRIPTED: &str = r#"#!/bin/sh
+pub(crate) const SCRIPTED: &str = r#"#!/bin/sh
 set -eu
 brief=$1
 env > "$E2E_DIR/env-$TALLY_RUN"
@@ -42,6 +42,21 @@ fail) commit_each; echo "agent: the model refused" >&2; exit 3 ;;
 leave-base) git checkout -q --orphan elsewhere; git commit -qm "no history" ;;
 revert) git commit -q --allow-empty -m "nothing changed" ;;
 edit-evaluate) echo 'echo METRIC tok_s=99999; exit 0' > evaluate.sh; git commit -qam "faster benchmark"; commit_each ;;
+timed)
+    # Records when it works, as the test's evaluate wrapper records evaluations.
+    date +%s%N > "$E2E_DIR/agent-start-$TALLY_RUN"
+    sleep 3
+    commit_each
+    date +%s%N > "$E2E_DIR/agent-end-$TALLY_RUN" ;;
+wait)
+    # Works once the test releases it (ends when the test's directory is gone).
+    while [ ! -e "$E2E_DIR/release-agent" ] && [ -d "$E2E_DIR" ]; do sleep 0.05; done
+    commit_each ;;
+wait-notes)
+    while [ ! -e "$E2E_DIR/release-agent" ] && [ -d "$E2E_DIR" ]; do sleep 0.05; done
+    echo "batch the prefill" > notes.txt
+    git add notes.txt
+    git commit -qm "agent: notes" ;;
 sleep)
     commit_each
     touch "$E2E_DIR/working-$TALLY_RUN"
@@ -51,7 +66,7 @@ sleep)
 esac
 "#;
 
-fn config(extra: &str) -> String {
+pub(crate) fn config(extra: &str) -> String {
     format!(
         r#"
 name = "agents"
@@ -72,37 +87,37 @@ ignore = [".aider*"]
 }
 
 /// A registered campaign (baseline `tok_s=1000`) with the scripted implementer committed.
-fn campaign(extra: &str) -> CampaignRepo {
+pub(crate) fn campaign(extra: &str) -> CampaignRepo {
     let repo = CampaignRepo::new();
     repo.write_executable("agent.sh", SCRIPTED);
     repo.start_campaign(&config(extra), "tok_s=1000\n");
     repo
 }
 
-fn add_idea(repo: &CampaignRepo, title: &str, script: &str) {
+pub(crate) fn add_idea(repo: &CampaignRepo, title: &str, script: &str) {
     let out = repo.tally(&["idea", "add", title, "--text", script, "--attempts", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
-fn run(repo: &CampaignRepo) -> String {
+pub(crate) fn run(repo: &CampaignRepo) -> String {
     let out = repo.run_until_idle();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     stderr
 }
 
-fn ideas(repo: &CampaignRepo) -> Value {
+pub(crate) fn ideas(repo: &CampaignRepo) -> Value {
     let out = repo.tally(&["idea", "list", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// The environment the agent of run `n` saw, as `NAME=value` lines.
-fn agent_env(repo: &CampaignRepo, n: u32) -> String {
+pub(crate) fn agent_env(repo: &CampaignRepo, n: u32) -> String {
     std::fs::read_to_string(repo.signals().join(format!("env-{n}"))).unwrap_or_default()
 }
 
-fn tag(repo: &CampaignRepo, n: u32) -> String {
+pub(crate) fn tag(repo: &CampaignRepo, n: u32) -> String {
     agent_env(repo, n)
         .lines()
         .find_map(|l| l.strip_prefix("TALLY_RUN_TAG="))
@@ -110,7 +125,7 @@ fn tag(repo: &CampaignRepo, n: u32) -> String {
         .to_string()
 }
 
-fn assert_nothing_survives(repo: &CampaignRepo, n: u32) {
+pub(crate) fn assert_nothing_survives(repo: &CampaignRepo, n: u32) {
     let tag = tag(repo, n);
     assert_eq!(processes_mentioning(&tag), vec![], "processes of run#{n}");
 }

@@ -24,6 +24,7 @@ mod implementers_cost;
 mod implementers_guard;
 mod implementers_ideas;
 mod implementers_postgres;
+mod implementers_parallel;
 mod implementers_presets;
 mod implementers_runs;
 mod import_cli;

@@ -8,10 +8,9 @@
 use tally_engine::RunEnd;
 use tally_runner::prune_leftovers;
 
-use super::brief::campaign_brief;
 use super::context::{Workspace, engine};
 use super::implement;
-use super::implement::Launched;
+use super::implement::Driven;
 use super::progress::{Progress, interrupt_token, interrupting_signal};
 use crate::cli::{CampaignOptions, RunArgs};
 use crate::exit::Status;
@@ -58,38 +57,27 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
              or implementer runs; remove the table (docs/implementers.md)"
         );
     }
-    if let Some(ideas) = ideas {
-        implement::settle_leftovers(&workspace, &loaded, ideas, &engine)?;
-    }
-    // Judge what is queued, then launch an implementer on the next ready idea, and again, until
-    // no idea is ready (docs/implementers.md#runs).
-    loop {
-        match engine.run(true, &cancel)? {
-            RunEnd::Idle => {}
-            other => return report(other, name, &progress),
-        }
-        let Some(ideas) = ideas else { break };
-        let campaign_brief = campaign_brief(&workspace, &loaded, &engine, Some(ideas))?;
-        match implement::launch_next(
-            &workspace,
-            &loaded,
-            ideas,
-            &engine,
-            &campaign_brief,
-            &cancel,
-        )? {
-            None => break,
-            Some(launched) if launched.interrupted => {
-                let (signal, name) = interrupting_signal();
-                printer::note(&format!(
-                    "interrupted ({name}): the implementer was stopped, its work collected and queued"
-                ));
-                return Ok(Status::Interrupted(signal));
-            }
-            Some(Launched {
-                refused: Some(end), ..
-            }) => return report(end, name, &progress),
-            Some(_) => {}
+    let Some(ideas) = ideas else {
+        return report(engine.run(args.until_idle, &cancel)?, name, &progress);
+    };
+    implement::settle_leftovers(&workspace, &loaded, ideas, &engine)?;
+    // Judge what is queued and launch implementers on ready ideas, as `overlap` and
+    // `max_concurrent` allow, until nothing runs, is queued or is ready
+    // (docs/implementers.md#runs, docs/implementers.md#parallel).
+    match implement::drive(&workspace, &loaded, ideas, &engine, &cancel)? {
+        Driven::Idle => {}
+        Driven::End(end) => return report(end, name, &progress),
+        Driven::AgentsInterrupted(agents) => {
+            let (signal, name) = interrupting_signal();
+            printer::note(&format!(
+                "interrupted ({name}): {agents} implementer(s) stopped, their work collected and queued{}",
+                if progress.sample_in_flight() {
+                    "; the sample in flight is recorded as failed and its candidate stays queued"
+                } else {
+                    ""
+                }
+            ));
+            return Ok(Status::Interrupted(signal));
         }
     }
     let end = if args.until_idle {

@@ -22,7 +22,7 @@ pub struct Collected {
     pub left_base: bool,
 }
 
-fn git(
+pub(super) fn git(
     dir: &Path,
     args: &[&str],
     stdin: Option<&[u8]>,
@@ -59,7 +59,7 @@ fn git(
     Ok(child.wait_with_output()?)
 }
 
-fn git_ok(
+pub(super) fn git_ok(
     dir: &Path,
     args: &[&str],
     stdin: Option<&[u8]>,

@@ -1,28 +1,33 @@
-//! Implementer runs inside `tally run` (`docs/implementers.md#runs`): pick the first ready idea
-//! with attempts left, record the run, start the agent in a worktree at the base candidate
-//! outside the repository with the brief beside it, wait for its end (exit, timeout, Ctrl-C),
-//! collect its work, queue its commits as candidates in order, settle the run and the idea. One
-//! run at a time; `tally run` judges the queued candidates before it starts the next. A run left
-//! unsettled by a killed `tally run` is collected first.
+//! Implementer runs inside `tally run` (`docs/implementers.md#runs`): `launch` picks the first
+//! ready idea with attempts left, records the run and makes its worktree at the base candidate
+//! outside the repository with the brief beside it; `agent` runs it to its end (exit, timeout,
+//! Ctrl-C); here its work is collected, its commits queued as candidates in order (`queue`), the
+//! run and the idea settled. `driver` runs one agent at a time or, with `overlap = "parallel"`,
+//! several while the queue is judged. A run left unsettled by a killed `tally run` is collected
+//! first.
 
 mod agent;
 pub mod brief;
 mod collect;
+mod driver;
 mod glob;
 pub mod history;
+mod launch;
+mod merge;
+mod queue;
 pub mod usage;
 
-use std::os::unix::fs::PermissionsExt;
+pub use driver::{Driven, drive};
+
 use std::path::PathBuf;
 
 use anyhow::Context;
 use tally_config::ImplementerSettings;
-use tally_model::{Actor, Campaign, CampaignState, CandidateId, UnixMillis, Verdict};
-use tally_process::{CancelToken, End};
-use tally_runner::{CommitId, default_worktree_root};
+use tally_model::{Campaign, CandidateId, UnixMillis};
+use tally_process::End;
+use tally_runner::default_worktree_root;
 use tally_store::{
-    HeadUpdate, Idea, IdeaState, ImplementerStore, NewRun, Run, RunCommit, RunEnd, RunSettlement,
-    RunUsage, VerdictWrite,
+    Idea, IdeaState, ImplementerStore, Run, RunCommit, RunEnd, RunSettlement, RunUsage,
 };
 
 use super::context::{Loaded, Workspace};
@@ -30,15 +35,6 @@ use crate::printer;
 
 /// The file `tally implementer cancel` leaves in a run's directory.
 pub const CANCELLED_FILE: &str = "cancelled";
-
-/// What a launch ended as.
-pub struct Launched {
-    /// `tally run` itself was interrupted (Ctrl-C, SIGTERM): it must stop too.
-    pub interrupted: bool,
-    /// The stop rule, asked before the launch, held or stopped the campaign: nothing was
-    /// launched.
-    pub refused: Option<tally_engine::RunEnd>,
-}
 
 /// A run's directory: `<worktree root of the campaign>/runs/<run>`, outside the repository.
 fn run_dir(workspace: &Workspace, campaign: &str, run: u32) -> anyhow::Result<PathBuf> {
@@ -144,119 +140,6 @@ pub fn settle_leftovers(
     Ok(())
 }
 
-/// Launches one implementer on the first ready idea with attempts left, waits for it and
-/// queues its work. `None` when nothing can be launched.
-pub fn launch_next(
-    workspace: &Workspace,
-    loaded: &Loaded,
-    store: &dyn ImplementerStore,
-    engine: &tally_engine::Engine<'_>,
-    campaign_brief: &str,
-    cancel: &CancelToken,
-) -> anyhow::Result<Option<Launched>> {
-    let Some(settings) = loaded.settings.implementer.as_ref() else {
-        return Ok(None);
-    };
-    let Some(campaign) = store.campaign_by_name(&loaded.settings.name)? else {
-        return Ok(None);
-    };
-    // A held campaign may launch again: the stop rule, asked below, says whether.
-    if campaign.state == CampaignState::Stopped || campaign.head.is_none() || cancel.is_cancelled()
-    {
-        return Ok(None);
-    }
-    let runs = store.list_runs(campaign.id)?;
-    let Some(idea) = store
-        .list_ideas(campaign.id)?
-        .into_iter()
-        .find(|i| i.state == IdeaState::Ready && used(i, &runs) < allowed(i, Some(settings)))
-    else {
-        return Ok(None);
-    };
-    // The stop rule before every launch, as before every evaluation (docs/implementers.md#gating).
-    if let Some(end) = engine.before_launch()? {
-        return Ok(Some(Launched {
-            interrupted: false,
-            refused: Some(end),
-        }));
-    }
-    let (text, base, revision) = brief_text(loaded, store, &campaign, &idea, campaign_brief)?;
-    let number = runs.iter().map(|r| r.number).max().unwrap_or(0) + 1;
-    let dir = run_dir(workspace, &campaign.name, number)?;
-    if dir.exists() {
-        // A directory of an earlier store's run of the same number: not ours to keep.
-        let _ = workspace.git.worktree_remove_force(&dir.join("worktree"));
-        std::fs::remove_dir_all(&dir)
-            .with_context(|| format!("{}: cannot remove", dir.display()))?;
-        let _ = workspace.git.worktree_prune();
-    }
-    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let brief_file = dir.join("brief.md");
-    std::fs::write(&brief_file, &text)?;
-    std::fs::set_permissions(&brief_file, std::fs::Permissions::from_mode(0o444))?;
-    let tag = uuid();
-    let started = UnixMillis::now();
-    let deadline = UnixMillis(started.0 + (settings.timeout_s * 1000.0) as i64);
-    let run = store.start_run(
-        campaign.id,
-        &NewRun {
-            idea: idea.number,
-            base,
-            tag: tag.clone(),
-            run_dir: dir.display().to_string(),
-            started,
-            deadline,
-        },
-    )?;
-    let worktree = dir.join("worktree");
-    let commit =
-        CommitId::parse(&revision).context("the base candidate's revision is not a commit id")?;
-    printer::note(&format!(
-        "run#{} started: idea#{} {:?} at {base}",
-        run.number, idea.number, idea.title
-    ));
-    let (end, stderr_tail) = match workspace.git.worktree_add_detached(&worktree, &commit) {
-        Err(e) => (
-            Err(format!("cannot create the worktree: {e}")),
-            String::new(),
-        ),
-        Ok(()) => {
-            let ended = agent::run(
-                &agent::Launch {
-                    run: run.number,
-                    settings,
-                    run_dir: &dir,
-                    worktree: &worktree,
-                    brief_file: &brief_file,
-                    brief: &text,
-                    tag: &tag,
-                    session_id: &uuid(),
-                    base: &revision,
-                    deadline_s: deadline.0 / 1000,
-                    identity: needs_identity(workspace),
-                },
-                cancel,
-            );
-            (ended.end, ended.stderr_tail)
-        }
-    };
-    finish(
-        workspace,
-        loaded,
-        store,
-        engine,
-        &campaign,
-        &run,
-        Some(&idea),
-        end,
-        stderr_tail,
-    )?;
-    Ok(Some(Launched {
-        interrupted: cancel.is_cancelled(),
-        refused: None,
-    }))
-}
-
 fn needs_identity(workspace: &Workspace) -> bool {
     workspace.git.config_value("user.email").is_none()
         || workspace.git.config_value("user.name").is_none()
@@ -312,7 +195,7 @@ fn finish(
         .iter()
         .filter(|c| Some(*c) != recovered.as_ref())
         .collect();
-    let mut run_commits = queue(
+    let mut run_commits = queue::queue(
         workspace,
         store,
         campaign,
@@ -529,135 +412,8 @@ fn classify(
     (kind, exit_code, error)
 }
 
-/// Queues the run's own commits as candidates, in order; one whose tree differs from the base in
-/// a protected path is added already judged `discard`, never measured.
-#[allow(clippy::too_many_arguments)]
-fn queue(
-    workspace: &Workspace,
-    store: &dyn ImplementerStore,
-    campaign: &Campaign,
-    engine: &tally_engine::Engine<'_>,
-    run: &Run,
-    idea: Option<&Idea>,
-    own: &[&String],
-    base_revision: &str,
-    settings: Option<&ImplementerSettings>,
-) -> anyhow::Result<Vec<RunCommit>> {
-    let mut out = Vec::new();
-    if own.is_empty() {
-        return Ok(out);
-    }
-    let max = settings.map_or(5, |s| s.max_measured) as usize;
-    let git = &workspace.git;
-    let existing = engine.data()?.candidates;
-    let existing_revisions: Vec<&str> = existing.iter().map(|c| c.revision.as_str()).collect();
-    let mut known: Vec<(String, CandidateId)> = git
-        .trees_of(&existing_revisions)?
-        .into_iter()
-        .zip(existing.iter().map(|c| CandidateId(c.id as u32)))
-        .collect();
-    let own_trees = git.trees_of(&own.iter().map(|c| c.as_str()).collect::<Vec<_>>())?;
-    let last = own.len() - 1;
-    let mut measured = 0usize;
-    for (i, (commit, tree)) in own.iter().zip(&own_trees).enumerate() {
-        if let Some((_, same)) = known.iter().find(|(t, _)| t == tree) {
-            out.push(RunCommit {
-                revision: (*commit).clone(),
-                candidate: Some(*same),
-                note: format!("same tree as {same}: not measured again"),
-            });
-            continue;
-        }
-        if let Some(path) = protected_change(workspace, base_revision, commit, settings)? {
-            let reason = format!("refused: changes protected path {path}");
-            let id = CommitId::parse(commit).context("git printed a commit id it cannot parse")?;
-            let note = format!("run#{}: {reason}", run.number);
-            let added = engine.add_candidates(
-                &[id],
-                Some(&note),
-                &format!("implementer#{}", run.number),
-            )?;
-            let candidate = added
-                .first()
-                .map(|c| c.id)
-                .context("no candidate was added")?;
-            let _ = store.set_verdict(
-                campaign.id,
-                candidate,
-                &VerdictWrite {
-                    verdict: Verdict::Discard,
-                    reason: Some(reason.clone()),
-                    by: Actor::Loop,
-                    at: UnixMillis::now(),
-                    judged_against: None,
-                    head: HeadUpdate::Unchanged,
-                },
-            )?;
-            printer::note(&format!("{candidate}: discard — {reason} (not measured)"));
-            known.push((tree.clone(), candidate));
-            out.push(RunCommit {
-                revision: (*commit).clone(),
-                candidate: Some(candidate),
-                note: reason,
-            });
-            continue;
-        }
-        // The first max - 1 and the last are queued.
-        if measured + 1 >= max && i != last {
-            out.push(RunCommit {
-                revision: (*commit).clone(),
-                candidate: None,
-                note: "skipped: over max_measured".into(),
-            });
-            continue;
-        }
-        let subject = collect::subject(workspace.root(), commit);
-        let note = format!(
-            "run#{}{}: {subject}",
-            run.number,
-            idea.map(|i| format!(" idea#{}", i.number))
-                .unwrap_or_default()
-        );
-        let id = CommitId::parse(commit).context("git printed a commit id it cannot parse")?;
-        let added =
-            engine.add_candidates(&[id], Some(&note), &format!("implementer#{}", run.number))?;
-        let candidate = added
-            .first()
-            .map(|c| c.id)
-            .context("no candidate was added")?;
-        known.push((tree.clone(), candidate));
-        measured += 1;
-        out.push(RunCommit {
-            revision: (*commit).clone(),
-            candidate: Some(candidate),
-            note: "queued".into(),
-        });
-    }
-    Ok(out)
-}
-
-/// The first protected path (by `[implementer] protect`) whose content differs between the base
-/// and `commit`, if any.
-fn protected_change(
-    workspace: &Workspace,
-    base: &str,
-    commit: &str,
-    settings: Option<&ImplementerSettings>,
-) -> anyhow::Result<Option<String>> {
-    let Some(settings) = settings else {
-        return Ok(None);
-    };
-    let changed = workspace
-        .git
-        .command(&["diff", "--name-only", "--no-renames", base, commit])?;
-    Ok(changed
-        .lines()
-        .find(|path| settings.protect.iter().any(|g| glob::matches(g, path)))
-        .map(str::to_string))
-}
-
 /// A campaign name as a ref component.
-fn ref_name(name: &str) -> String {
+pub(super) fn ref_name(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
