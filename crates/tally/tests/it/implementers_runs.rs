@@ -45,9 +45,21 @@ edit-evaluate) echo 'echo METRIC tok_s=99999; exit 0' > evaluate.sh; git commit 
 sleep)
     commit_each
     touch "$E2E_DIR/working-$TALLY_RUN"
-    setsid sh -c 'sleep 4; echo late > late.txt; git add late.txt; git commit -qm late' &
-    trap '' TERM
+    setsid sh -c 'sleep 20; echo late > late.txt; git add late.txt; git commit -qm late' &
+    trap 'touch "$E2E_DIR/term-$TALLY_RUN"' TERM
+    while :; do sh -c 'trap "" TERM; sleep 0.2'; done ;;
+wait-go)
+    touch "$E2E_DIR/working-$TALLY_RUN"
+    while [ ! -e "$E2E_DIR/go-$TALLY_RUN" ]; do sleep 0.1; done
+    commit_each ;;
+dirty-sleep)
+    printf 'tok_s=1300\n' > bench.conf
+    touch "$E2E_DIR/working-$TALLY_RUN"
     sleep 300 ;;
+term-commit)
+    trap 'commit_each; touch "$E2E_DIR/term-$TALLY_RUN"; exit 0' TERM
+    touch "$E2E_DIR/working-$TALLY_RUN"
+    while :; do sleep 0.1; done ;;
 esac
 "#;
 
@@ -268,7 +280,18 @@ fn a_run_past_its_timeout_is_killed_with_its_background_child() {
         "sleeps",
         "SCRIPT: mode=sleep\nSCRIPT: conf=tok_s=1200\n",
     );
+    let started = std::time::Instant::now();
     run(&repo);
+    // SIGTERM at the timeout (3 s), which it ignores; SIGKILL 10 s later.
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(12),
+        "killed {:?} after the start, before timeout + 10 s",
+        started.elapsed()
+    );
+    assert!(
+        repo.signals().join("term-1").exists(),
+        "it got SIGTERM first"
+    );
     let run0 = &ideas(&repo)[0]["runs"][0];
     assert_eq!(run0["end"], "timed_out");
     let commits = run0["commits"].as_array().unwrap();
@@ -291,6 +314,23 @@ fn a_run_past_its_timeout_is_killed_with_its_background_child() {
     std::thread::sleep(std::time::Duration::from_secs(5));
     assert_nothing_survives(&repo, 1);
     assert!(!repo.root().join("late.txt").exists());
+}
+
+#[test]
+fn at_the_timeout_an_agent_gets_sigterm_and_what_it_commits_then_is_judged() {
+    let repo = campaign("timeout = 2\nwrap_up = 1\n");
+    add_idea(
+        &repo,
+        "until told",
+        "SCRIPT: mode=term-commit\nSCRIPT: conf=tok_s=1200\n",
+    );
+    run(&repo);
+    assert!(repo.signals().join("term-1").exists(), "it got SIGTERM");
+    let run0 = &ideas(&repo)[0]["runs"][0];
+    assert_eq!(run0["end"], "timed_out");
+    assert_eq!(run0["commits"][0]["candidate"], 1, "{run0}");
+    assert_eq!(candidate(&repo.status_json(), 1)["verdict"], "keep");
+    assert_nothing_survives(&repo, 1);
 }
 
 #[test]
@@ -349,48 +389,173 @@ fn a_head_that_left_the_base_and_a_repeated_tree_are_not_measured() {
     );
 }
 
-#[test]
-fn a_run_left_by_a_killed_tally_is_collected_by_the_next() {
-    let repo = campaign("");
-    add_idea(
-        &repo,
-        "long",
-        "SCRIPT: mode=sleep\nSCRIPT: conf=tok_s=1200\n",
-    );
+/// Starts `tally run --until-idle` on an idea whose agent signals `working-1`, waits for that
+/// signal and kills tally with SIGKILL, leaving the agent running.
+fn kill_tally_while_the_agent_works(repo: &CampaignRepo) {
     let mut tally = repo.command(&["run", "--until-idle"]).spawn().unwrap();
     repo.wait_for_signal("working-1");
     tally.kill().unwrap(); // SIGKILL
     tally.wait().unwrap();
     assert!(
-        !processes_mentioning(&tag(&repo, 1)).is_empty(),
+        !processes_mentioning(&tag(repo, 1)).is_empty(),
         "the agent outlived tally"
     );
+}
+
+/// `tally run --until-idle` started with its stderr going to a file, and that file.
+fn spawn_run_logged(repo: &CampaignRepo) -> (std::process::Child, PathBuf) {
+    let log = repo.signals().join("second-run.stderr");
+    let child = repo
+        .command(&["run", "--until-idle"])
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    (child, log)
+}
+
+fn wait_for_text(path: &std::path::Path, needle: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.contains(needle) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{needle:?} not in {} within a minute: {text}",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_live_agent_left_by_a_killed_tally_is_adopted_and_its_commit_judged_once() {
+    let repo = campaign("");
+    add_idea(
+        &repo,
+        "slow",
+        "SCRIPT: mode=wait-go\nSCRIPT: conf=tok_s=1200\n",
+    );
+    kill_tally_while_the_agent_works(&repo);
+
+    let (second, log) = spawn_run_logged(&repo);
+    wait_for_text(
+        &log,
+        "run#1 was left running by a killed tally run: its agent is alive, waiting for it",
+    );
+    // Only now may the agent commit: had the second tally killed it, nothing would be committed.
+    repo.signal("go-1");
+    let out = second.wait_with_output().unwrap();
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let idea = &ideas(&repo)[0];
+    let run0 = &idea["runs"][0];
+    assert_eq!(run0["end"], "finished", "{stderr}");
+    assert_eq!(
+        run0["exit_code"],
+        Value::Null,
+        "an adopted agent's exit is unknown"
+    );
+    assert!(
+        run0["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("exit code unknown: adopted by the next tally run"),
+        "{run0}"
+    );
+    assert_eq!(run0["commits"].as_array().unwrap().len(), 1, "{run0}");
+    assert_eq!(run0["commits"][0]["candidate"], 1);
+    let status = repo.status_json();
+    assert_eq!(
+        status["candidates"].as_array().unwrap().len(),
+        2,
+        "its commit is queued once"
+    );
+    assert_eq!(candidate(&status, 1)["verdict"], "keep", "and judged");
+    assert_eq!(idea["runs"].as_array().unwrap().len(), 1, "{idea}");
+    assert_eq!(
+        idea["state"], "done",
+        "the adopted run used the idea's attempt"
+    );
+    assert_nothing_survives(&repo, 1);
+}
+
+#[test]
+fn a_dead_agent_left_by_a_killed_tally_is_collected_with_its_unsaved_work() {
+    let repo = campaign("");
+    add_idea(&repo, "dies", "SCRIPT: mode=dirty-sleep\n");
+    kill_tally_while_the_agent_works(&repo);
+    for (pid, _) in processes_mentioning(&tag(&repo, 1)) {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !processes_mentioning(&tag(&repo, 1)).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent did not die"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 
     let stderr = run(&repo);
     assert!(
-        stderr.contains("run#1 was left running by a killed tally run: collecting its work"),
+        stderr.contains(
+            "run#1 was left by a killed tally run and its agent is gone: collecting its work"
+        ),
         "{stderr}"
     );
-    let idea = &ideas(&repo)[0];
-    let run0 = &idea["runs"][0];
-    assert_eq!(run0["end"], "cancelled");
-    assert_eq!(run0["commits"][0]["candidate"], 1);
+    let run0 = &ideas(&repo)[0]["runs"][0];
+    assert_eq!(run0["end"], "interrupted", "{stderr}");
+    assert_eq!(run0["exit_code"], Value::Null);
+    let commits = run0["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 1, "{run0}");
+    assert_eq!(commits[0]["note"], "recovered: unsaved work, not measured");
+    let recovered = commits[0]["revision"].as_str().unwrap();
+    let message = repo.git(&["log", "-1", "--format=%B", recovered]);
+    assert!(message.contains("Tally-Recovered: run#1"), "{message}");
     assert_eq!(
-        candidate(&repo.status_json(), 1)["verdict"],
-        "keep",
-        "its commit is judged once"
+        repo.git(&["show", &format!("{recovered}:bench.conf")]),
+        "tok_s=1300",
+        "the unsaved edit is in the recovered commit"
     );
-    // A cancelled run uses no attempt: the idea is launched again, from the new head, where
-    // the script has nothing left to commit (`git commit` fails, and so does the script).
-    let runs = idea["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 2, "{idea}");
     assert_eq!(
-        (runs[1]["base"].as_u64(), runs[1]["end"].as_str()),
-        (Some(1), Some("failed"))
+        repo.status_json()["candidates"].as_array().unwrap().len(),
+        1,
+        "recovered work is not measured"
     );
-    assert_eq!(idea["state"], "done");
+}
+
+#[test]
+fn an_adopted_agent_is_stopped_at_its_stored_deadline_and_its_commit_judged() {
+    let repo = campaign("timeout = 6\nwrap_up = 1\n");
+    add_idea(
+        &repo,
+        "until told",
+        "SCRIPT: mode=term-commit\nSCRIPT: conf=tok_s=1200\n",
+    );
+    kill_tally_while_the_agent_works(&repo);
+    let stderr = run(&repo);
+    assert!(
+        stderr.contains("its agent is alive, waiting for it"),
+        "{stderr}"
+    );
+    assert!(
+        repo.signals().join("term-1").exists(),
+        "the agent got SIGTERM at the deadline and committed: {stderr}"
+    );
+    let run0 = &ideas(&repo)[0]["runs"][0];
+    assert_eq!(run0["end"], "timed_out", "{stderr}");
+    assert!(
+        PathBuf::from(run0["run_dir"].as_str().unwrap())
+            .join("wrap-up")
+            .is_file(),
+        "the wrap-up file appeared before the deadline"
+    );
+    assert_eq!(candidate(&repo.status_json(), 1)["verdict"], "keep");
     assert_nothing_survives(&repo, 1);
-    assert_nothing_survives(&repo, 2);
 }
 
 #[test]

@@ -60,7 +60,7 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
         );
     }
     if let Some(ideas) = ideas {
-        implement::settle_leftovers(&workspace, &loaded, ideas, &engine)?;
+        implement::settle_leftovers(&workspace, &loaded, ideas, &engine, &cancel)?;
     }
     // Judge what is queued, then launch an implementer on the next ready idea, and again, until
     // no idea is ready (docs/implementers.md#runs).

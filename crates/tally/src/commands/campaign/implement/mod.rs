@@ -3,8 +3,10 @@
 //! outside the repository with the brief beside it, wait for its end (exit, timeout, Ctrl-C),
 //! collect its work, queue its commits as candidates in order, settle the run and the idea. One
 //! run at a time; `tally run` judges the queued candidates before it starts the next. A run left
-//! unsettled by a killed `tally run` is collected first.
+//! unsettled by a killed `tally run` is settled first: its agent adopted while alive
+//! (`adopt`), then collected.
 
+mod adopt;
 mod agent;
 pub mod brief;
 mod collect;
@@ -104,29 +106,65 @@ pub fn brief_text(
     Ok((text, base, revision))
 }
 
-/// Collects and settles every run a killed `tally run` left unsettled: its processes (found by
-/// tag) are killed, its work is collected and queued, and it ends `cancelled`.
+/// Settles every run a killed `tally run` left unsettled (`docs/implementers.md#crash-safety`):
+/// an agent still alive (a process carrying the run's tag) is adopted — waited for, its stored
+/// deadline enforced, killed on Ctrl-C — and then, or at once when it is gone, its work is
+/// collected and queued as after any run; its exit code is unknown and recorded as such.
 pub fn settle_leftovers(
     workspace: &Workspace,
     loaded: &Loaded,
     store: &dyn ImplementerStore,
     engine: &tally_engine::Engine<'_>,
+    cancel: &CancelToken,
 ) -> anyhow::Result<()> {
     let Some(campaign) = store.campaign_by_name(&loaded.settings.name)? else {
         return Ok(());
     };
+    let wrap_up_s = loaded
+        .settings
+        .implementer
+        .as_ref()
+        .map_or(0.0, |s| s.wrap_up_s);
     for run in store.list_runs(campaign.id)? {
         if run.settled.is_some() {
             continue;
         }
-        let marker = format!("TALLY_RUN_TAG={}", run.started.tag).into_bytes();
-        let _ = tally_process::kill_marked(&[marker]);
         let idea = store.idea(campaign.id, run.started.idea)?;
-        printer::note(&format!(
-            "run#{} was left running by a killed tally run: collecting its work",
-            run.number
-        ));
-        finish(
+        let dir = PathBuf::from(&run.started.run_dir);
+        if adopt::alive(&run.started.tag) {
+            printer::note(&format!(
+                "run#{} was left running by a killed tally run: its agent is alive, waiting for it (deadline {})",
+                run.number,
+                run.started.deadline.0 / 1000
+            ));
+        } else {
+            printer::note(&format!(
+                "run#{} was left by a killed tally run and its agent is gone: collecting its work",
+                run.number
+            ));
+        }
+        let followed = adopt::follow(
+            &run.started.tag,
+            run.started.deadline,
+            wrap_up_s,
+            &agent::wrap_up_file(&dir),
+            cancel,
+        );
+        let (end, unknown_exit) = match followed {
+            adopt::Followed::Gone => (
+                Ok(End::Exited(0)),
+                Some(
+                    "exit code unknown: tally run was killed while the agent ran, and the agent was gone when the next tally run looked",
+                ),
+            ),
+            adopt::Followed::Exited => (
+                Ok(End::Exited(0)),
+                Some("exit code unknown: adopted by the next tally run after tally run was killed"),
+            ),
+            adopt::Followed::TimedOut => (Ok(End::TimedOut), None),
+            adopt::Followed::Cancelled => (Ok(End::Cancelled), None),
+        };
+        finish_with(
             workspace,
             loaded,
             store,
@@ -134,11 +172,9 @@ pub fn settle_leftovers(
             &campaign,
             &run,
             idea.as_ref(),
-            Err(
-                "tally run was killed while it ran; its work was collected by the next tally run"
-                    .into(),
-            ),
+            end,
             String::new(),
+            unknown_exit,
         )?;
     }
     Ok(())
@@ -275,6 +311,35 @@ fn finish(
     end: Result<End, String>,
     stderr_tail: String,
 ) -> anyhow::Result<RunEnd> {
+    finish_with(
+        workspace,
+        loaded,
+        store,
+        engine,
+        campaign,
+        run,
+        idea,
+        end,
+        stderr_tail,
+        None,
+    )
+}
+
+/// [`finish`]; with `unknown_exit`, the agent's exit code is unknown (an adopted agent): its
+/// end is classified as after exit 0, no exit code is recorded, and the error says why.
+#[allow(clippy::too_many_arguments)]
+fn finish_with(
+    workspace: &Workspace,
+    loaded: &Loaded,
+    store: &dyn ImplementerStore,
+    engine: &tally_engine::Engine<'_>,
+    campaign: &Campaign,
+    run: &Run,
+    idea: Option<&Idea>,
+    end: Result<End, String>,
+    stderr_tail: String,
+    unknown_exit: Option<&str>,
+) -> anyhow::Result<RunEnd> {
     let settings = loaded.settings.implementer.as_ref();
     let ignore: Vec<String> = settings.map(|s| s.ignore.clone()).unwrap_or_default();
     let dir = PathBuf::from(&run.started.run_dir);
@@ -338,6 +403,13 @@ fn finish(
         !own.is_empty(),
         recovered.is_some(),
     );
+    let (exit_code, error) = match unknown_exit {
+        Some(why) if exit_code == Some(0) => (
+            None,
+            Some(error.map_or(why.to_string(), |e| format!("{e}; {why}"))),
+        ),
+        _ => (exit_code, error),
+    };
     let (end, error) = if cancelled_by_hand {
         (
             RunEnd::Cancelled,
