@@ -48,6 +48,12 @@ sleep)
     setsid sh -c 'sleep 20; echo late > late.txt; git add late.txt; git commit -qm late' &
     trap 'touch "$E2E_DIR/term-$TALLY_RUN"' TERM
     while :; do sh -c 'trap "" TERM; sleep 0.2'; done ;;
+trailers)
+    printf 'tok_s=1300\n' > bench.conf
+    git commit -qam "try a thing" -m "Tally-Eval: skip"
+    printf 'tok_s=800\n' > bench.conf
+    git commit -qam "slower but simpler" -m "Signed-off-by: A <a@example.com>
+Piloop-Note: slower, but it removes the lock" ;;
 wait-go)
     touch "$E2E_DIR/working-$TALLY_RUN"
     while [ ! -e "$E2E_DIR/go-$TALLY_RUN" ]; do sleep 0.1; done
@@ -331,6 +337,49 @@ fn at_the_timeout_an_agent_gets_sigterm_and_what_it_commits_then_is_judged() {
     assert_eq!(run0["commits"][0]["candidate"], 1, "{run0}");
     assert_eq!(candidate(&repo.status_json(), 1)["verdict"], "keep");
     assert_nothing_survives(&repo, 1);
+}
+
+#[test]
+fn a_skip_trailer_is_not_measured_and_a_noted_discard_becomes_interesting() {
+    let repo = campaign("");
+    add_idea(&repo, "steered", "SCRIPT: mode=trailers\n");
+    let stderr = run(&repo);
+    let run0 = &ideas(&repo)[0]["runs"][0];
+    assert_eq!(run0["end"], "finished", "{stderr}");
+    let commits = run0["commits"].as_array().unwrap();
+    assert_eq!(
+        commits
+            .iter()
+            .map(|c| (c["candidate"].as_u64(), c["note"].as_str().unwrap()))
+            .collect::<Vec<_>>(),
+        [
+            (None, "skipped: Tally-Eval: skip"),
+            (
+                Some(1),
+                "queued; Tally-Note: slower, but it removes the lock"
+            )
+        ],
+        "{stderr}"
+    );
+    let status = repo.status_json();
+    assert_eq!(
+        status["candidates"].as_array().unwrap().len(),
+        2,
+        "the skipped commit is no candidate"
+    );
+    let noted = candidate(&status, 1);
+    assert_eq!(noted["verdict"], "interesting", "{stderr}");
+    assert_eq!(noted["reason"], "slower, but it removes the lock");
+    assert_eq!(
+        noted["measurements"].as_array().unwrap().len(),
+        2,
+        "it was measured and judged first"
+    );
+    assert!(
+        stderr.contains("candidate#1: interesting — slower, but it removes the lock (Tally-Note; the loop said discard"),
+        "{stderr}"
+    );
+    assert_eq!(status["head"]["candidate"], 0, "the head did not move");
 }
 
 #[test]

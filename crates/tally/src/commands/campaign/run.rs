@@ -65,7 +65,11 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     // Judge what is queued, then launch an implementer on the next ready idea, and again, until
     // no idea is ready (docs/implementers.md#runs).
     loop {
-        match engine.run(true, &cancel)? {
+        let judged = engine.run(true, &cancel)?;
+        if let Some(ideas) = ideas {
+            implement::apply_notes(&loaded, ideas)?;
+        }
+        match judged {
             RunEnd::Idle => {}
             other => return report(other, name, &progress),
         }
@@ -96,7 +100,11 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     let end = if args.until_idle {
         RunEnd::Idle
     } else {
-        engine.run(false, &cancel)?
+        let end = engine.run(false, &cancel)?;
+        if let Some(ideas) = ideas {
+            implement::apply_notes(&loaded, ideas)?;
+        }
+        end
     };
     report(end, name, &progress)
 }

@@ -12,6 +12,7 @@ pub mod brief;
 mod collect;
 mod glob;
 pub mod history;
+mod trailers;
 pub mod usage;
 
 use std::os::unix::fs::PermissionsExt;
@@ -176,6 +177,62 @@ pub fn settle_leftovers(
             String::new(),
             unknown_exit,
         )?;
+    }
+    Ok(())
+}
+
+/// Applies the `Tally-Note` trailers of judged agent commits (`docs/implementers.md#trailers`):
+/// a candidate queued from a noted commit whose loop verdict is `discard` or `interesting`
+/// becomes `interesting` with the note as its reason. Refusals (protected paths) and verdicts
+/// set by a person stand. Called after each judging pass of `tally run`.
+pub fn apply_notes(loaded: &Loaded, store: &dyn ImplementerStore) -> anyhow::Result<()> {
+    let Some(campaign) = store.campaign_by_name(&loaded.settings.name)? else {
+        return Ok(());
+    };
+    for run in store.list_runs(campaign.id)? {
+        let Some(settled) = &run.settled else {
+            continue;
+        };
+        for commit in &settled.commits {
+            let (Some(id), Some(note)) =
+                (commit.candidate, commit.note.strip_prefix(trailers::NOTED))
+            else {
+                continue;
+            };
+            let Some(candidate) = store.candidate(campaign.id, id)? else {
+                continue;
+            };
+            let noted = matches!(candidate.verdict, Verdict::Discard | Verdict::Interesting)
+                && candidate.verdict_set_by == Some(Actor::Loop)
+                && candidate.reason.as_deref() != Some(note)
+                && !candidate
+                    .reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("refused:"));
+            if !noted {
+                continue;
+            }
+            let written = store.set_verdict(
+                campaign.id,
+                id,
+                &VerdictWrite {
+                    verdict: Verdict::Interesting,
+                    reason: Some(note.to_string()),
+                    by: Actor::Loop,
+                    at: UnixMillis::now(),
+                    judged_against: candidate.judged_against,
+                    head: HeadUpdate::Unchanged,
+                },
+            )?;
+            if !matches!(written, tally_store::VerdictWriteOutcome::Applied(_)) {
+                continue;
+            }
+            printer::note(&format!(
+                "{id}: interesting — {note} (Tally-Note; the loop said {}: {})",
+                candidate.verdict.as_str(),
+                candidate.reason.as_deref().unwrap_or("no reason")
+            ));
+        }
     }
     Ok(())
 }
@@ -674,6 +731,22 @@ fn queue(
             });
             continue;
         }
+        let message = git.command(&["log", "-1", "--format=%B", commit])?;
+        let steering = trailers::parse(&message);
+        if steering.skip {
+            printer::note(&format!(
+                "run#{}: {} {}",
+                run.number,
+                &commit[..commit.len().min(12)],
+                trailers::SKIPPED
+            ));
+            out.push(RunCommit {
+                revision: (*commit).clone(),
+                candidate: None,
+                note: trailers::SKIPPED.into(),
+            });
+            continue;
+        }
         // The first max - 1 and the last are queued.
         if measured + 1 >= max && i != last {
             out.push(RunCommit {
@@ -702,7 +775,9 @@ fn queue(
         out.push(RunCommit {
             revision: (*commit).clone(),
             candidate: Some(candidate),
-            note: "queued".into(),
+            note: steering
+                .note
+                .map_or_else(|| "queued".into(), |n| format!("{}{n}", trailers::NOTED)),
         });
     }
     Ok(out)
