@@ -414,6 +414,72 @@ fn a_missing_program_does_not_start_and_parks_the_idea_after_two_tries() {
 }
 
 #[test]
+fn three_runs_that_do_not_start_trip_the_breaker_until_the_campaign_is_resumed() {
+    let repo = CampaignRepo::new();
+    repo.write_executable("agent.sh", SCRIPTED);
+    repo.start_campaign(
+        &config("").replace(
+            "command = [\"sh\", \"agent.sh\", \"{brief_file}\"]",
+            "command = [\"no-such-agent\", \"{brief_file}\"]",
+        ),
+        "tok_s=1000\n",
+    );
+    add_idea(&repo, "first", "SCRIPT: mode=ok\nSCRIPT: conf=tok_s=1100\n");
+    add_idea(
+        &repo,
+        "second",
+        "SCRIPT: mode=ok\nSCRIPT: conf=tok_s=1200\n",
+    );
+    // idea#1 does not start twice (parked), idea#2 once: the third trips the breaker.
+    let out = repo.run_until_idle();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("is held: start-up breaker: 3 implementer runs did not start within 10 minutes (run#1, run#2, run#3; the last: the agent did not start (exit 127)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("then `tally campaign resume`"), "{stderr}");
+    let listed = ideas(&repo);
+    assert_eq!(listed[0]["state"], "parked");
+    assert_eq!(listed[1]["state"], "ready");
+    assert_eq!(listed[1]["runs"].as_array().unwrap().len(), 1);
+    // Held: a second `tally run` launches nothing.
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(ideas(&repo)[1]["runs"].as_array().unwrap().len(), 1);
+
+    // The fix (the program exists now), then resume: idea#2 is launched and judged.
+    let bin = repo.signals().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let agent = bin.join("no-such-agent");
+    std::fs::write(
+        &agent,
+        format!(
+            "#!/bin/sh\nexec sh {}/agent.sh \"$@\"\n",
+            repo.root().display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&agent)
+        .status()
+        .unwrap();
+    let out = repo.tally(&["campaign", "resume"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = repo
+        .command(&["run", "--until-idle"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let second = &ideas(&repo)[1];
+    assert_eq!(second["runs"][1]["end"], "finished", "{second}");
+    assert_eq!(candidate(&repo.status_json(), 1)["verdict"], "keep");
+}
+
+#[test]
 fn a_head_that_left_the_base_and_a_repeated_tree_are_not_measured() {
     let repo = campaign("");
     add_idea(&repo, "orphan", "SCRIPT: mode=leave-base\n");

@@ -8,6 +8,7 @@
 
 mod adopt;
 mod agent;
+mod breaker;
 pub mod brief;
 mod collect;
 mod glob;
@@ -266,6 +267,18 @@ pub fn launch_next(
     else {
         return Ok(None);
     };
+    if let Some(reason) = breaker::tripped(&campaign, &runs, UnixMillis::now()) {
+        store.set_campaign_state(
+            campaign.id,
+            CampaignState::Held,
+            Some(&reason),
+            UnixMillis::now(),
+        )?;
+        return Ok(Some(Launched {
+            interrupted: false,
+            refused: Some(tally_engine::RunEnd::Held(reason)),
+        }));
+    }
     // The stop rule before every launch, as before every evaluation (docs/implementers.md#gating).
     if let Some(end) = engine.before_launch()? {
         return Ok(Some(Launched {
