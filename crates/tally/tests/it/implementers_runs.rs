@@ -2,9 +2,12 @@
 //! POSIX shell script committed in the test repository, steered by `SCRIPT:` lines in the idea's
 //! text — is launched by `tally run --until-idle` in a real worktree, and each way a run can end
 //! is checked: its commits queued and judged in order, unsaved work recovered but not measured,
-//! a timeout and a background child killed (no process with the run's tag survives), a failing
-//! exit, a missing program, a HEAD that left the base, a commit that repeats the base's tree, a
-//! commit that fails the `[checks]`; and what a run leaves for later briefs (its finding).
+//! a timeout (SIGTERM, then SIGKILL 10 s later) and a background child killed (no process with
+//! the run's tag survives), a failing exit, a missing program and the start-up breaker, a HEAD
+//! that left the base, a commit that repeats the base's tree, a commit that fails the
+//! `[checks]`, the `Tally-Eval`/`Tally-Note` trailers, a `tally run` killed while its agent
+//! works (the agent adopted, or collected when dead); and what a run leaves for later briefs
+//! (its finding).
 
 use std::path::PathBuf;
 
