@@ -26,13 +26,37 @@ pub enum Upcoming {
     Launch,
 }
 
-/// Whether the facts of `source` are projected before `upcoming`.
-fn projects(source: &str, upcoming: Option<Upcoming>) -> bool {
+/// How many of its projections the facts of `source` grow by before `upcoming`; `None`: no
+/// projection. Before a launch (`docs/implementers.md#gating`): `agent_usage`'s one run, and
+/// every other source's next evaluation times the median number of commits an implementer run
+/// had measured (none before the first run that started).
+fn projections(source: &str, upcoming: Option<Upcoming>, data: &CampaignData) -> Option<f64> {
     match upcoming {
-        None => false,
-        Some(Upcoming::Launch) => source == AGENT_USAGE,
-        Some(Upcoming::Evaluation) => source != AGENT_USAGE,
+        None => None,
+        Some(Upcoming::Launch) if source == AGENT_USAGE => Some(1.0),
+        Some(Upcoming::Launch) => measured_per_run(data),
+        Some(Upcoming::Evaluation) => (source != AGENT_USAGE).then_some(1.0),
     }
+}
+
+/// The median of the commits measured per implementer run that started; `None` before one.
+pub fn measured_per_run(data: &CampaignData) -> Option<f64> {
+    let mut counts: Vec<f64> = data
+        .agent_runs
+        .iter()
+        .filter(|r| r.end != "not_started")
+        .map(|r| f64::from(r.measured))
+        .collect();
+    if counts.is_empty() {
+        return None;
+    }
+    counts.sort_by(f64::total_cmp);
+    let mid = counts.len() / 2;
+    Some(if counts.len() % 2 == 1 {
+        counts[mid]
+    } else {
+        (counts[mid - 1] + counts[mid]) / 2.0
+    })
 }
 
 /// Whether the active sources supply both parts of `total_usd`.
@@ -190,9 +214,10 @@ fn gather_asked(
                 for name in &mine {
                     let reading = match values.get(name) {
                         Some(value) if value.is_finite() => {
-                            let projection = if projects(&source.name, upcoming) {
+                            let times = projections(&source.name, upcoming, data);
+                            let projection = if let Some(times) = times {
                                 match source.source.project(data, name) {
-                                    Ok(p) => p,
+                                    Ok(p) => p.map(|p| p * times),
                                     Err(e) => {
                                         readings.insert(
                                             name.clone(),

@@ -125,12 +125,19 @@ pub(crate) fn agent_runs(
         .list_runs(campaign)?
         .into_iter()
         .filter_map(|r| {
-            let end = r.settled.as_ref()?.end.as_str().to_string();
+            let settled = r.settled.as_ref()?;
+            // A commit queued for measuring is noted `queued` (with its `Tally-Note`, if any).
+            let measured = settled
+                .commits
+                .iter()
+                .filter(|c| c.candidate.is_some() && c.note.starts_with("queued"))
+                .count() as u32;
             Some(tally_plugin::AgentRunView {
                 run: r.number,
-                end,
+                end: settled.end.as_str().to_string(),
                 tokens: r.usage.as_ref().and_then(|u| u.tokens()),
                 usd: r.usage.as_ref().and_then(|u| u.usd),
+                measured,
             })
         })
         .collect())

@@ -148,6 +148,10 @@ pub struct AgentRunView {
     pub tokens: Option<u64>,
     /// What it cost in USD; null when unknown (never 0 for unknown).
     pub usd: Option<f64>,
+    /// Its commits that were queued to be measured (not skipped, refused, recovered or
+    /// resolved to an existing candidate).
+    #[serde(default)]
+    pub measured: u32,
 }
 
 /// Facts by name.

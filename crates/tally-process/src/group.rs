@@ -102,12 +102,32 @@ pub fn run_in_group(
     timeout: Duration,
     cancel: &CancelToken,
 ) -> Result<GroupRun, SpawnError> {
+    run_in_group_with_grace(command, marker, timeout, Duration::ZERO, cancel)
+}
+
+/// [`run_in_group`], except that at the deadline the group first gets SIGTERM and has `grace`
+/// to exit (the leader's exit, or `cancel`, ends the grace early) before the SIGKILL; the end is
+/// [`End::TimedOut`] either way. Cancellation kills at once.
+pub fn run_in_group_with_grace(
+    command: Command<'_>,
+    marker: &[u8],
+    timeout: Duration,
+    grace: Duration,
+    cancel: &CancelToken,
+) -> Result<GroupRun, SpawnError> {
     let mut spawned = Spawned::spawn(command, Group::Own)?;
     // A timeout so large that the deadline is not representable means "no limit" in practice.
     let deadline = spawned.started() + timeout.min(LONGEST_TIMEOUT);
     let killed_for = match spawned.wait(deadline, Some(cancel)) {
         Waited::LeaderExited => None,
-        Waited::TimedOut => Some(End::TimedOut),
+        Waited::TimedOut => {
+            if !grace.is_zero() {
+                // The leader is alive or an unreaped zombie: the group id is still ours.
+                let _ = killpg(Pid::from_raw(spawned.pid()), Signal::SIGTERM);
+                let _ = spawned.wait(Instant::now() + grace, Some(cancel));
+            }
+            Some(End::TimedOut)
+        }
         Waited::Cancelled => Some(End::Cancelled),
     };
     if killed_for.is_some() {
@@ -203,6 +223,25 @@ fn reap_group_zombies(pgid: Pid) {
             Ok(_) => continue,
         }
     }
+}
+
+/// The live processes, whenever they started, whose environment holds one of `markers` (whole
+/// `NAME=value` entries), sorted; nothing is signalled.
+pub fn find_marked(markers: &[Vec<u8>]) -> Vec<i32> {
+    proc_scan::live_processes(proc_scan::Search {
+        pgid: None,
+        markers,
+        started_since_ticks: 0,
+    })
+}
+
+/// Sends `signal` to every live process carrying one of `markers` ([`find_marked`]); their pids.
+pub fn signal_marked(markers: &[Vec<u8>], signal: Signal) -> Vec<i32> {
+    let live = find_marked(markers);
+    for &pid in &live {
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid), signal);
+    }
+    live
 }
 
 /// Sends SIGKILL to every live process, whenever it started, whose environment holds one of

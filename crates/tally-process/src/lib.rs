@@ -6,7 +6,9 @@
 //! Entry points: [`run_in_group`] (the evaluate command's whole policy: the runner's attempts);
 //! [`Spawned`], the handle it is built from, for callers with another policy (the exec provider
 //! runs a provider in the caller's group and gives up on its stdout at the deadline);
-//! [`kill_marked`] for what a killed run left behind; [`become_child_subreaper`] once at
+//! [`run_in_group_with_grace`] for an implementer (SIGTERM at the deadline, SIGKILL after a
+//! grace); [`find_marked`], [`signal_marked`] and [`kill_marked`] for what a killed run left
+//! behind; [`become_child_subreaper`] once at
 //! start-up.
 //!
 //! Architecture invariant: synchronous std + nix with helper threads, no async runtime; Linux
@@ -17,7 +19,10 @@ mod group;
 mod proc_scan;
 mod spawn;
 
-pub use group::{End, GroupRun, become_child_subreaper, kill_marked, run_in_group};
+pub use group::{
+    End, GroupRun, become_child_subreaper, find_marked, kill_marked, run_in_group,
+    run_in_group_with_grace, signal_marked,
+};
 pub use spawn::{
     Command, Drain, Feed, Group, Keep, LOG_LIMIT_BYTES, Sink, SpawnError, Spawned, Waited,
 };

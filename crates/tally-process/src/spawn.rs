@@ -52,6 +52,10 @@ pub enum Keep {
     All,
     /// At least the last this many bytes (at most twice as many).
     Tail(usize),
+    /// None of it, and no pipe: the stream *is* the sink's log file (it must have one), so the
+    /// command's writes never depend on this process being alive (an implementer outlives a
+    /// killed `tally run`). No [`LOG_LIMIT_BYTES`] limit applies and no feed is called.
+    FileOnly,
 }
 
 /// A callback that sees every chunk of an output stream as it arrives.
@@ -199,8 +203,8 @@ impl Spawned {
             } else {
                 Stdio::null()
             })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stdout(stdio_for(&command.stdout, stdout_log.as_ref())?)
+            .stderr(stdio_for(&command.stderr, stderr_log.as_ref())?);
         if let Some(dir) = command.dir {
             process.current_dir(dir);
         }
@@ -221,16 +225,14 @@ impl Spawned {
                 let _ = stdin.write_all(&input);
             });
         }
-        let stdout = spawn_drain(
-            child.stdout.take().expect("stdout is piped"),
-            stdout_log,
-            command.stdout,
-        );
-        let stderr = spawn_drain(
-            child.stderr.take().expect("stderr is piped"),
-            stderr_log,
-            command.stderr,
-        );
+        let stdout = match child.stdout.take() {
+            Some(pipe) => spawn_drain(pipe, stdout_log, command.stdout),
+            None => ended_drain(),
+        };
+        let stderr = match child.stderr.take() {
+            Some(pipe) => spawn_drain(pipe, stderr_log, command.stderr),
+            None => ended_drain(),
+        };
         let (wake_tx, wake_rx) = channel();
         let waiter = spawn_waiter(pid, wake_tx.clone());
         Ok(Self {
@@ -346,6 +348,31 @@ fn create_log(path: Option<&Path>) -> Result<Option<fs_err::File>, SpawnError> {
         .map_err(SpawnError::Log)
 }
 
+/// A pipe to drain, or for [`Keep::FileOnly`] the log file itself.
+fn stdio_for(sink: &Sink<'_>, log: Option<&fs_err::File>) -> Result<Stdio, SpawnError> {
+    match (sink.keep, log) {
+        (Keep::FileOnly, Some(file)) => Ok(Stdio::from(
+            file.file().try_clone().map_err(SpawnError::Log)?,
+        )),
+        (Keep::FileOnly, None) => Err(SpawnError::Log(std::io::Error::other(
+            "Keep::FileOnly needs a log file",
+        ))),
+        _ => Ok(Stdio::piped()),
+    }
+}
+
+/// The drain of a stream that goes straight to its file: nothing to wait for or keep.
+fn ended_drain() -> Drain {
+    let (done_tx, done) = channel();
+    let _ = done_tx.send(());
+    Drain {
+        done,
+        kept: Arc::new(Mutex::new(Vec::new())),
+        log_problem: Arc::new(Mutex::new(None)),
+        ended: true,
+    }
+}
+
 /// Copies a pipe into its sink until EOF; the returned drain learns when it got there.
 fn spawn_drain(
     mut pipe: impl Read + Send + 'static,
@@ -379,7 +406,7 @@ fn spawn_drain(
                 feed(chunk);
             }
             match keep {
-                Keep::Nothing => {}
+                Keep::Nothing | Keep::FileOnly => {}
                 Keep::All => keeping
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)

@@ -1,13 +1,14 @@
 //! `run_in_group`: the whole group dies at the deadline, on cancellation, and after a clean exit;
-//! escapees carrying the marker die too; output is drained into files, callbacks and memory.
+//! escapees carrying the marker die too; output is drained into files, callbacks and memory, or
+//! goes straight to a file; with a grace, the deadline's SIGTERM comes first.
 
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tally_process::{
-    CancelToken, Command, End, Keep, Sink, SpawnError, become_child_subreaper, kill_marked,
-    run_in_group,
+    CancelToken, Command, End, Keep, Sink, SpawnError, become_child_subreaper, find_marked,
+    kill_marked, run_in_group, run_in_group_with_grace,
 };
 
 use crate::probe::{alive, kill, numbers_after, sh};
@@ -275,4 +276,40 @@ fn a_command_that_cannot_start_says_why() {
         run_in_group(cmd, b"", Duration::from_secs(1), &CancelToken::new()),
         Err(SpawnError::Log(_))
     ));
+}
+
+#[test]
+fn with_a_grace_the_deadline_sends_sigterm_first_and_the_leader_may_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("out.log");
+    let argv =
+        sh("trap 'echo terminated; exit 0' TERM\necho started\nwhile :; do sleep 0.05; done\n");
+    let marker = "a-grace";
+    let mut cmd = command(&argv, marker);
+    cmd.stdout = Sink {
+        log: Some(&log),
+        feed: None,
+        keep: Keep::FileOnly,
+    };
+    let started = Instant::now();
+    let run = run_in_group_with_grace(
+        cmd,
+        &entry(marker),
+        Duration::from_millis(300),
+        Duration::from_secs(60),
+        &CancelToken::new(),
+    )
+    .unwrap();
+    assert_eq!(run.end, End::TimedOut);
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "the leader's exit ended the grace"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "started\nterminated\n",
+        "the output went straight to the file"
+    );
+    assert!(run.stdout.is_empty(), "nothing is kept in memory");
+    assert_eq!(find_marked(&[entry(marker)]), Vec::<i32>::new());
 }

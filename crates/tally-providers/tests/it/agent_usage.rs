@@ -13,6 +13,7 @@ fn run(run: u32, end: &str, tokens: Option<u64>, usd: Option<f64>) -> AgentRunVi
         end: end.into(),
         tokens,
         usd,
+        measured: 0,
     }
 }
 

@@ -213,3 +213,108 @@ provider = "agent_usage"
         text(&out.stderr)
     );
 }
+
+/// What `gpu_hours` projects for the next evaluation, from `tally status --json`: the median of
+/// the summed seconds of the last 5 evaluations (in the order of their first measurement).
+fn median_evaluation_seconds(status: &Value) -> f64 {
+    let mut measurements: Vec<&Value> = status["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["measurements"].as_array().unwrap().iter())
+        .collect();
+    measurements.sort_by_key(|m| m["id"].as_u64().unwrap());
+    let mut order: Vec<u64> = Vec::new();
+    let mut totals: Vec<f64> = Vec::new();
+    for m in measurements {
+        let Some(evaluation) = m["evaluation"].as_u64() else {
+            continue;
+        };
+        let at = match order.iter().position(|e| *e == evaluation) {
+            Some(at) => at,
+            None => {
+                order.push(evaluation);
+                totals.push(0.0);
+                totals.len() - 1
+            }
+        };
+        totals[at] += m["seconds"].as_f64().unwrap_or(0.0);
+    }
+    let mut last: Vec<f64> = totals[totals.len().saturating_sub(5)..].to_vec();
+    last.sort_by(f64::total_cmp);
+    let mid = last.len() / 2;
+    if last.len() % 2 == 1 {
+        last[mid]
+    } else {
+        (last[mid - 1] + last[mid]) / 2.0
+    }
+}
+
+/// The numbers of `hold_at: FACT A + B expected would reach L` in `text`.
+fn projected_hold(text: &str, fact: &str) -> (f64, f64, f64) {
+    let start = text
+        .find(&format!("hold_at: {fact} "))
+        .unwrap_or_else(|| panic!("no {fact} hold in {text}"));
+    let words: Vec<&str> = text[start..].split_whitespace().collect();
+    // hold_at: FACT A + B expected would reach L
+    assert_eq!(
+        (words[3], words[5], words[7]),
+        ("+", "expected", "reach"),
+        "{text}"
+    );
+    let number = |w: &str| w.trim_end_matches(['.', ';', ',']).parse::<f64>().unwrap();
+    (number(words[2]), number(words[4]), number(words[8]))
+}
+
+#[test]
+fn a_launch_is_held_when_its_expected_evaluations_would_cross_gpu_usd() {
+    // 3600 USD per GPU-hour: gpu_usd is the evaluations' seconds.
+    let repo = campaign(
+        r#"
+[[plugins.fact_source]]
+provider = "gpu_hours"
+usd_per_gpu_hour = 3600
+
+[[plugins.fact_source]]
+provider = "agent_usage"
+"#,
+    );
+    add_idea(
+        &repo,
+        "three steps",
+        "SCRIPT: conf=tok_s=1100\nSCRIPT: conf=tok_s=1200\nSCRIPT: conf=tok_s=1300\nSCRIPT: usd=0\n",
+    );
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(runs(&repo)[0]["commits"].as_array().unwrap().len(), 3);
+
+    // A limit that the next launch's one evaluation would not reach, but its three (the median
+    // run measured three commits) would.
+    let status = repo.status_json();
+    let spent = status["facts"]["gpu_usd"].as_f64().unwrap();
+    let per_evaluation = median_evaluation_seconds(&status);
+    assert!(per_evaluation > 0.0, "{status}");
+    let limit = spent + 2.0 * per_evaluation;
+    let config = std::fs::read_to_string(repo.root().join("tally.toml")).unwrap();
+    repo.write(
+        "tally.toml",
+        &format!("{config}\n[plugins.stop_rule]\nhold_at = {{ gpu_usd = {limit:.6} }}\n"),
+    );
+    repo.commit_all("a GPU budget");
+    add_idea(&repo, "next", "SCRIPT: conf=tok_s=1400\n");
+    let out = repo.run_until_idle();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert_eq!(runs(&repo).len(), 1, "nothing was launched: {stderr}");
+    let (now, expected, reach) = projected_hold(&stderr, "gpu_usd");
+    let status = repo.status_json();
+    assert!(
+        (now - status["facts"]["gpu_usd"].as_f64().unwrap()).abs() < 0.006,
+        "{stderr}"
+    );
+    assert!(
+        (expected - 3.0 * median_evaluation_seconds(&status)).abs() < 0.006,
+        "the projection is 3 commits x the median evaluation: {stderr}"
+    );
+    assert!((reach - limit).abs() < 1e-3, "{stderr}");
+}

@@ -2,9 +2,12 @@
 //! POSIX shell script committed in the test repository, steered by `SCRIPT:` lines in the idea's
 //! text — is launched by `tally run --until-idle` in a real worktree, and each way a run can end
 //! is checked: its commits queued and judged in order, unsaved work recovered but not measured,
-//! a timeout and a background child killed (no process with the run's tag survives), a failing
-//! exit, a missing program, a HEAD that left the base, a commit that repeats the base's tree, a
-//! commit that fails the `[checks]`; and what a run leaves for later briefs (its finding).
+//! a timeout (SIGTERM, then SIGKILL 10 s later) and a background child killed (no process with
+//! the run's tag survives), a failing exit, a missing program and the start-up breaker, a HEAD
+//! that left the base, a commit that repeats the base's tree, a commit that fails the
+//! `[checks]`, the `Tally-Eval`/`Tally-Note` trailers, a `tally run` killed while its agent
+//! works (the agent adopted, or collected when dead); and what a run leaves for later briefs
+//! (its finding).
 
 use std::path::PathBuf;
 
@@ -60,9 +63,27 @@ wait-notes)
 sleep)
     commit_each
     touch "$E2E_DIR/working-$TALLY_RUN"
-    setsid sh -c 'sleep 4; echo late > late.txt; git add late.txt; git commit -qm late' &
-    trap '' TERM
+    setsid sh -c 'sleep 20; echo late > late.txt; git add late.txt; git commit -qm late' &
+    trap 'touch "$E2E_DIR/term-$TALLY_RUN"' TERM
+    while :; do sh -c 'trap "" TERM; sleep 0.2'; done ;;
+trailers)
+    printf 'tok_s=1300\n' > bench.conf
+    git commit -qam "try a thing" -m "Tally-Eval: skip"
+    printf 'tok_s=800\n' > bench.conf
+    git commit -qam "slower but simpler" -m "Signed-off-by: A <a@example.com>
+Piloop-Note: slower, but it removes the lock" ;;
+wait-go)
+    touch "$E2E_DIR/working-$TALLY_RUN"
+    while [ ! -e "$E2E_DIR/go-$TALLY_RUN" ]; do sleep 0.1; done
+    commit_each ;;
+dirty-sleep)
+    printf 'tok_s=1300\n' > bench.conf
+    touch "$E2E_DIR/working-$TALLY_RUN"
     sleep 300 ;;
+term-commit)
+    trap 'commit_each; touch "$E2E_DIR/term-$TALLY_RUN"; exit 0' TERM
+    touch "$E2E_DIR/working-$TALLY_RUN"
+    while :; do sleep 0.1; done ;;
 esac
 "#;
 
@@ -283,7 +304,18 @@ fn a_run_past_its_timeout_is_killed_with_its_background_child() {
         "sleeps",
         "SCRIPT: mode=sleep\nSCRIPT: conf=tok_s=1200\n",
     );
+    let started = std::time::Instant::now();
     run(&repo);
+    // SIGTERM at the timeout (3 s), which it ignores; SIGKILL 10 s later.
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(12),
+        "killed {:?} after the start, before timeout + 10 s",
+        started.elapsed()
+    );
+    assert!(
+        repo.signals().join("term-1").exists(),
+        "it got SIGTERM first"
+    );
     let run0 = &ideas(&repo)[0]["runs"][0];
     assert_eq!(run0["end"], "timed_out");
     let commits = run0["commits"].as_array().unwrap();
@@ -306,6 +338,66 @@ fn a_run_past_its_timeout_is_killed_with_its_background_child() {
     std::thread::sleep(std::time::Duration::from_secs(5));
     assert_nothing_survives(&repo, 1);
     assert!(!repo.root().join("late.txt").exists());
+}
+
+#[test]
+fn at_the_timeout_an_agent_gets_sigterm_and_what_it_commits_then_is_judged() {
+    let repo = campaign("timeout = 2\nwrap_up = 1\n");
+    add_idea(
+        &repo,
+        "until told",
+        "SCRIPT: mode=term-commit\nSCRIPT: conf=tok_s=1200\n",
+    );
+    run(&repo);
+    assert!(repo.signals().join("term-1").exists(), "it got SIGTERM");
+    let run0 = &ideas(&repo)[0]["runs"][0];
+    assert_eq!(run0["end"], "timed_out");
+    assert_eq!(run0["commits"][0]["candidate"], 1, "{run0}");
+    assert_eq!(candidate(&repo.status_json(), 1)["verdict"], "keep");
+    assert_nothing_survives(&repo, 1);
+}
+
+#[test]
+fn a_skip_trailer_is_not_measured_and_a_noted_discard_becomes_interesting() {
+    let repo = campaign("");
+    add_idea(&repo, "steered", "SCRIPT: mode=trailers\n");
+    let stderr = run(&repo);
+    let run0 = &ideas(&repo)[0]["runs"][0];
+    assert_eq!(run0["end"], "finished", "{stderr}");
+    let commits = run0["commits"].as_array().unwrap();
+    assert_eq!(
+        commits
+            .iter()
+            .map(|c| (c["candidate"].as_u64(), c["note"].as_str().unwrap()))
+            .collect::<Vec<_>>(),
+        [
+            (None, "skipped: Tally-Eval: skip"),
+            (
+                Some(1),
+                "queued; Tally-Note: slower, but it removes the lock"
+            )
+        ],
+        "{stderr}"
+    );
+    let status = repo.status_json();
+    assert_eq!(
+        status["candidates"].as_array().unwrap().len(),
+        2,
+        "the skipped commit is no candidate"
+    );
+    let noted = candidate(&status, 1);
+    assert_eq!(noted["verdict"], "interesting", "{stderr}");
+    assert_eq!(noted["reason"], "slower, but it removes the lock");
+    assert_eq!(
+        noted["measurements"].as_array().unwrap().len(),
+        2,
+        "it was measured and judged first"
+    );
+    assert!(
+        stderr.contains("candidate#1: interesting — slower, but it removes the lock (Tally-Note; the loop said discard"),
+        "{stderr}"
+    );
+    assert_eq!(status["head"]["candidate"], 0, "the head did not move");
 }
 
 #[test]
@@ -340,6 +432,72 @@ fn a_missing_program_does_not_start_and_parks_the_idea_after_two_tries() {
 }
 
 #[test]
+fn three_runs_that_do_not_start_trip_the_breaker_until_the_campaign_is_resumed() {
+    let repo = CampaignRepo::new();
+    repo.write_executable("agent.sh", SCRIPTED);
+    repo.start_campaign(
+        &config("").replace(
+            "command = [\"sh\", \"agent.sh\", \"{brief_file}\"]",
+            "command = [\"no-such-agent\", \"{brief_file}\"]",
+        ),
+        "tok_s=1000\n",
+    );
+    add_idea(&repo, "first", "SCRIPT: mode=ok\nSCRIPT: conf=tok_s=1100\n");
+    add_idea(
+        &repo,
+        "second",
+        "SCRIPT: mode=ok\nSCRIPT: conf=tok_s=1200\n",
+    );
+    // idea#1 does not start twice (parked), idea#2 once: the third trips the breaker.
+    let out = repo.run_until_idle();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("is held: start-up breaker: 3 implementer runs did not start within 10 minutes (run#1, run#2, run#3; the last: the agent did not start (exit 127)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("then `tally campaign resume`"), "{stderr}");
+    let listed = ideas(&repo);
+    assert_eq!(listed[0]["state"], "parked");
+    assert_eq!(listed[1]["state"], "ready");
+    assert_eq!(listed[1]["runs"].as_array().unwrap().len(), 1);
+    // Held: a second `tally run` launches nothing.
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(ideas(&repo)[1]["runs"].as_array().unwrap().len(), 1);
+
+    // The fix (the program exists now), then resume: idea#2 is launched and judged.
+    let bin = repo.signals().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let agent = bin.join("no-such-agent");
+    std::fs::write(
+        &agent,
+        format!(
+            "#!/bin/sh\nexec sh {}/agent.sh \"$@\"\n",
+            repo.root().display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&agent)
+        .status()
+        .unwrap();
+    let out = repo.tally(&["campaign", "resume"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = repo
+        .command(&["run", "--until-idle"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let second = &ideas(&repo)[1];
+    assert_eq!(second["runs"][1]["end"], "finished", "{second}");
+    assert_eq!(candidate(&repo.status_json(), 1)["verdict"], "keep");
+}
+
+#[test]
 fn a_head_that_left_the_base_and_a_repeated_tree_are_not_measured() {
     let repo = campaign("");
     add_idea(&repo, "orphan", "SCRIPT: mode=leave-base\n");
@@ -364,48 +522,173 @@ fn a_head_that_left_the_base_and_a_repeated_tree_are_not_measured() {
     );
 }
 
-#[test]
-fn a_run_left_by_a_killed_tally_is_collected_by_the_next() {
-    let repo = campaign("");
-    add_idea(
-        &repo,
-        "long",
-        "SCRIPT: mode=sleep\nSCRIPT: conf=tok_s=1200\n",
-    );
+/// Starts `tally run --until-idle` on an idea whose agent signals `working-1`, waits for that
+/// signal and kills tally with SIGKILL, leaving the agent running.
+fn kill_tally_while_the_agent_works(repo: &CampaignRepo) {
     let mut tally = repo.command(&["run", "--until-idle"]).spawn().unwrap();
     repo.wait_for_signal("working-1");
     tally.kill().unwrap(); // SIGKILL
     tally.wait().unwrap();
     assert!(
-        !processes_mentioning(&tag(&repo, 1)).is_empty(),
+        !processes_mentioning(&tag(repo, 1)).is_empty(),
         "the agent outlived tally"
     );
+}
+
+/// `tally run --until-idle` started with its stderr going to a file, and that file.
+fn spawn_run_logged(repo: &CampaignRepo) -> (std::process::Child, PathBuf) {
+    let log = repo.signals().join("second-run.stderr");
+    let child = repo
+        .command(&["run", "--until-idle"])
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    (child, log)
+}
+
+fn wait_for_text(path: &std::path::Path, needle: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.contains(needle) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{needle:?} not in {} within a minute: {text}",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_live_agent_left_by_a_killed_tally_is_adopted_and_its_commit_judged_once() {
+    let repo = campaign("");
+    add_idea(
+        &repo,
+        "slow",
+        "SCRIPT: mode=wait-go\nSCRIPT: conf=tok_s=1200\n",
+    );
+    kill_tally_while_the_agent_works(&repo);
+
+    let (second, log) = spawn_run_logged(&repo);
+    wait_for_text(
+        &log,
+        "run#1 was left running by a killed tally run: its agent is alive, waiting for it",
+    );
+    // Only now may the agent commit: had the second tally killed it, nothing would be committed.
+    repo.signal("go-1");
+    let out = second.wait_with_output().unwrap();
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let idea = &ideas(&repo)[0];
+    let run0 = &idea["runs"][0];
+    assert_eq!(run0["end"], "finished", "{stderr}");
+    assert_eq!(
+        run0["exit_code"],
+        Value::Null,
+        "an adopted agent's exit is unknown"
+    );
+    assert!(
+        run0["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("exit code unknown: adopted by the next tally run"),
+        "{run0}"
+    );
+    assert_eq!(run0["commits"].as_array().unwrap().len(), 1, "{run0}");
+    assert_eq!(run0["commits"][0]["candidate"], 1);
+    let status = repo.status_json();
+    assert_eq!(
+        status["candidates"].as_array().unwrap().len(),
+        2,
+        "its commit is queued once"
+    );
+    assert_eq!(candidate(&status, 1)["verdict"], "keep", "and judged");
+    assert_eq!(idea["runs"].as_array().unwrap().len(), 1, "{idea}");
+    assert_eq!(
+        idea["state"], "done",
+        "the adopted run used the idea's attempt"
+    );
+    assert_nothing_survives(&repo, 1);
+}
+
+#[test]
+fn a_dead_agent_left_by_a_killed_tally_is_collected_with_its_unsaved_work() {
+    let repo = campaign("");
+    add_idea(&repo, "dies", "SCRIPT: mode=dirty-sleep\n");
+    kill_tally_while_the_agent_works(&repo);
+    for (pid, _) in processes_mentioning(&tag(&repo, 1)) {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !processes_mentioning(&tag(&repo, 1)).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent did not die"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 
     let stderr = run(&repo);
     assert!(
-        stderr.contains("run#1 was left running by a killed tally run: collecting its work"),
+        stderr.contains(
+            "run#1 was left by a killed tally run and its agent is gone: collecting its work"
+        ),
         "{stderr}"
     );
-    let idea = &ideas(&repo)[0];
-    let run0 = &idea["runs"][0];
-    assert_eq!(run0["end"], "cancelled");
-    assert_eq!(run0["commits"][0]["candidate"], 1);
+    let run0 = &ideas(&repo)[0]["runs"][0];
+    assert_eq!(run0["end"], "interrupted", "{stderr}");
+    assert_eq!(run0["exit_code"], Value::Null);
+    let commits = run0["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 1, "{run0}");
+    assert_eq!(commits[0]["note"], "recovered: unsaved work, not measured");
+    let recovered = commits[0]["revision"].as_str().unwrap();
+    let message = repo.git(&["log", "-1", "--format=%B", recovered]);
+    assert!(message.contains("Tally-Recovered: run#1"), "{message}");
     assert_eq!(
-        candidate(&repo.status_json(), 1)["verdict"],
-        "keep",
-        "its commit is judged once"
+        repo.git(&["show", &format!("{recovered}:bench.conf")]),
+        "tok_s=1300",
+        "the unsaved edit is in the recovered commit"
     );
-    // A cancelled run uses no attempt: the idea is launched again, from the new head, where
-    // the script has nothing left to commit (`git commit` fails, and so does the script).
-    let runs = idea["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 2, "{idea}");
     assert_eq!(
-        (runs[1]["base"].as_u64(), runs[1]["end"].as_str()),
-        (Some(1), Some("failed"))
+        repo.status_json()["candidates"].as_array().unwrap().len(),
+        1,
+        "recovered work is not measured"
     );
-    assert_eq!(idea["state"], "done");
+}
+
+#[test]
+fn an_adopted_agent_is_stopped_at_its_stored_deadline_and_its_commit_judged() {
+    let repo = campaign("timeout = 6\nwrap_up = 1\n");
+    add_idea(
+        &repo,
+        "until told",
+        "SCRIPT: mode=term-commit\nSCRIPT: conf=tok_s=1200\n",
+    );
+    kill_tally_while_the_agent_works(&repo);
+    let stderr = run(&repo);
+    assert!(
+        stderr.contains("its agent is alive, waiting for it"),
+        "{stderr}"
+    );
+    assert!(
+        repo.signals().join("term-1").exists(),
+        "the agent got SIGTERM at the deadline and committed: {stderr}"
+    );
+    let run0 = &ideas(&repo)[0]["runs"][0];
+    assert_eq!(run0["end"], "timed_out", "{stderr}");
+    assert!(
+        PathBuf::from(run0["run_dir"].as_str().unwrap())
+            .join("wrap-up")
+            .is_file(),
+        "the wrap-up file appeared before the deadline"
+    );
+    assert_eq!(candidate(&repo.status_json(), 1)["verdict"], "keep");
     assert_nothing_survives(&repo, 1);
-    assert_nothing_survives(&repo, 2);
 }
 
 #[test]

@@ -60,7 +60,7 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     let Some(ideas) = ideas else {
         return report(engine.run(args.until_idle, &cancel)?, name, &progress);
     };
-    implement::settle_leftovers(&workspace, &loaded, ideas, &engine)?;
+    implement::settle_leftovers(&workspace, &loaded, ideas, &engine, &cancel)?;
     // Judge what is queued and launch implementers on ready ideas, as `overlap` and
     // `max_concurrent` allow, until nothing runs, is queued or is ready
     // (docs/implementers.md#runs, docs/implementers.md#parallel).
@@ -83,7 +83,9 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     let end = if args.until_idle {
         RunEnd::Idle
     } else {
-        engine.run(false, &cancel)?
+        let end = engine.run(false, &cancel)?;
+        implement::apply_notes(&loaded, ideas)?;
+        end
     };
     report(end, name, &progress)
 }

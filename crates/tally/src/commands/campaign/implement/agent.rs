@@ -1,9 +1,10 @@
 //! Starting one implementer and seeing it end (`docs/implementers.md#runs`): the argv with its
 //! placeholders filled, run through `env -u` so the inherited store location and harness
 //! session variables are gone, in its own process group with the run's tag in its environment,
-//! output to log files; the wrap-up file created `wrap_up` seconds before the timeout; at exit,
-//! timeout or Ctrl-C the group and every process carrying the tag are killed and reaped
-//! (`tally_process::run_in_group`).
+//! output straight to log files (no pipe: it may outlive a killed `tally run`); the wrap-up file created `wrap_up` seconds before the timeout; at exit,
+//! `timeout` the group gets SIGTERM and [`TERM_GRACE`] to exit; then, or at exit or Ctrl-C, the
+//! group and every process carrying the tag are killed and reaped
+//! (`tally_process::run_in_group_with_grace`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -12,6 +13,13 @@ use std::time::Duration;
 
 use tally_config::{ImplementerSettings, StdinMode};
 use tally_process::{CancelToken, End, Keep, Sink};
+
+/// How long an agent has between the SIGTERM at `timeout` and the SIGKILL
+/// (`docs/implementers.md#runs`).
+pub const TERM_GRACE: Duration = Duration::from_secs(10);
+
+/// Bytes of `stderr.log` read for the error of a failed run.
+const STDERR_TAIL_BYTES: u64 = 4096;
 
 /// Inherited variables every agent loses: the store's location and a virtualenv of the caller.
 const ALWAYS_CLEARED: &[&str] = &["TALLY_DATABASE_URL", "VIRTUAL_ENV"];
@@ -151,15 +159,17 @@ pub fn run(l: &Launch<'_>, cancel: &CancelToken) -> Ended {
         dir: Some(l.worktree),
         env,
         stdin: (l.settings.stdin == StdinMode::Brief).then(|| l.brief.as_bytes().to_vec()),
+        // Straight to the files, no pipe: an agent adopted after `tally run` was killed must
+        // not die of SIGPIPE when it prints (`docs/implementers.md#crash-safety`).
         stdout: Sink {
             log: Some(&stdout_log),
             feed: None,
-            keep: Keep::Nothing,
+            keep: Keep::FileOnly,
         },
         stderr: Sink {
             log: Some(&stderr_log),
             feed: None,
-            keep: Keep::Tail(4096),
+            keep: Keep::FileOnly,
         },
     };
     let timeout = Duration::from_secs_f64(l.settings.timeout_s);
@@ -172,19 +182,38 @@ pub fn run(l: &Launch<'_>, cancel: &CancelToken) -> Ended {
         }
     });
     let marker = format!("TALLY_RUN_TAG={}", l.tag);
-    let result = tally_process::run_in_group(command, marker.as_bytes(), timeout, cancel);
+    let result = tally_process::run_in_group_with_grace(
+        command,
+        marker.as_bytes(),
+        timeout,
+        TERM_GRACE,
+        cancel,
+    );
     drop(done);
     let _ = waker.join();
     match result {
         Ok(run) => Ended {
             end: Ok(run.end),
-            stderr_tail: tail(&String::from_utf8_lossy(&run.stderr), 10),
+            stderr_tail: tail(&String::from_utf8_lossy(&file_tail(&stderr_log)), 10),
         },
         Err(e) => Ended {
             end: Err(format!("{e:?}")),
             stderr_tail: String::new(),
         },
     }
+}
+
+/// The last [`STDERR_TAIL_BYTES`] of a file (nothing when it cannot be read).
+fn file_tail(path: &Path) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let len = file.metadata().map_or(0, |m| m.len());
+    let _ = file.seek(SeekFrom::Start(len.saturating_sub(STDERR_TAIL_BYTES)));
+    let mut bytes = Vec::new();
+    let _ = file.read_to_end(&mut bytes);
+    bytes
 }
 
 fn tail(text: &str, lines: usize) -> String {

@@ -160,7 +160,10 @@ fn turns<'scope>(
         }
         // Judge one piece of queued work: in serial, only with no agent running.
         if (parallel || running.is_empty()) && !state.queue_empty {
-            match c.engine.judge_one(c.cancel)? {
+            let judged = c.engine.judge_one(c.cancel)?;
+            // A judged agent commit with a `Tally-Note` trailer takes its note now.
+            super::apply_notes(c.loaded, c.store)?;
+            match judged {
                 None => {}
                 Some(RunEnd::Idle) => state.queue_empty = true,
                 // Ctrl-C: handled at the top of the loop.

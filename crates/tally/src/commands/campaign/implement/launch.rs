@@ -15,7 +15,7 @@ use tally_runner::CommitId;
 use tally_store::{Idea, IdeaState, ImplementerStore, NewRun, Run};
 
 use super::super::context::{Loaded, Workspace};
-use super::{agent, allowed, brief_text, needs_identity, run_dir, used, uuid};
+use super::{agent, allowed, breaker, brief_text, needs_identity, run_dir, used, uuid};
 use crate::printer;
 
 /// What the launch gate answered.
@@ -60,6 +60,15 @@ pub fn gate(
     }) else {
         return Ok(Gate::Nothing);
     };
+    if let Some(reason) = breaker::tripped(&campaign, &runs, UnixMillis::now()) {
+        store.set_campaign_state(
+            campaign.id,
+            CampaignState::Held,
+            Some(&reason),
+            UnixMillis::now(),
+        )?;
+        return Ok(Gate::Refused(tally_engine::RunEnd::Held(reason)));
+    }
     // The stop rule before every launch, as before every evaluation (docs/implementers.md#gating).
     Ok(match engine.before_launch()? {
         Some(end) => Gate::Refused(end),

@@ -3,10 +3,13 @@
 //! outside the repository with the brief beside it; `agent` runs it to its end (exit, timeout,
 //! Ctrl-C); here its work is collected, its commits queued as candidates in order (`queue`), the
 //! run and the idea settled. `driver` runs one agent at a time or, with `overlap = "parallel"`,
-//! several while the queue is judged. A run left unsettled by a killed `tally run` is collected
-//! first.
+//! several while the queue is judged. A run left unsettled by a killed `tally run` is settled
+//! first: its agent adopted while alive (`adopt`), then collected. `trailers` reads the
+//! `Tally-Eval`/`Tally-Note` trailers; `breaker` pauses launches after runs that did not start.
 
+mod adopt;
 mod agent;
+mod breaker;
 pub mod brief;
 mod collect;
 mod driver;
@@ -15,6 +18,7 @@ pub mod history;
 mod launch;
 mod merge;
 mod queue;
+mod trailers;
 pub mod usage;
 
 pub use driver::{Driven, drive};
@@ -23,11 +27,12 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use tally_config::ImplementerSettings;
-use tally_model::{Campaign, CandidateId, UnixMillis};
-use tally_process::End;
+use tally_model::{Actor, Campaign, CandidateId, UnixMillis, Verdict};
+use tally_process::{CancelToken, End};
 use tally_runner::default_worktree_root;
 use tally_store::{
-    Idea, IdeaState, ImplementerStore, Run, RunCommit, RunEnd, RunSettlement, RunUsage,
+    HeadUpdate, Idea, IdeaState, ImplementerStore, Run, RunCommit, RunEnd, RunSettlement, RunUsage,
+    VerdictWrite,
 };
 
 use super::context::{Loaded, Workspace};
@@ -100,29 +105,65 @@ pub fn brief_text(
     Ok((text, base, revision))
 }
 
-/// Collects and settles every run a killed `tally run` left unsettled: its processes (found by
-/// tag) are killed, its work is collected and queued, and it ends `cancelled`.
+/// Settles every run a killed `tally run` left unsettled (`docs/implementers.md#crash-safety`):
+/// an agent still alive (a process carrying the run's tag) is adopted — waited for, its stored
+/// deadline enforced, killed on Ctrl-C — and then, or at once when it is gone, its work is
+/// collected and queued as after any run; its exit code is unknown and recorded as such.
 pub fn settle_leftovers(
     workspace: &Workspace,
     loaded: &Loaded,
     store: &dyn ImplementerStore,
     engine: &tally_engine::Engine<'_>,
+    cancel: &CancelToken,
 ) -> anyhow::Result<()> {
     let Some(campaign) = store.campaign_by_name(&loaded.settings.name)? else {
         return Ok(());
     };
+    let wrap_up_s = loaded
+        .settings
+        .implementer
+        .as_ref()
+        .map_or(0.0, |s| s.wrap_up_s);
     for run in store.list_runs(campaign.id)? {
         if run.settled.is_some() {
             continue;
         }
-        let marker = format!("TALLY_RUN_TAG={}", run.started.tag).into_bytes();
-        let _ = tally_process::kill_marked(&[marker]);
         let idea = store.idea(campaign.id, run.started.idea)?;
-        printer::note(&format!(
-            "run#{} was left running by a killed tally run: collecting its work",
-            run.number
-        ));
-        finish(
+        let dir = PathBuf::from(&run.started.run_dir);
+        if adopt::alive(&run.started.tag) {
+            printer::note(&format!(
+                "run#{} was left running by a killed tally run: its agent is alive, waiting for it (deadline {})",
+                run.number,
+                run.started.deadline.0 / 1000
+            ));
+        } else {
+            printer::note(&format!(
+                "run#{} was left by a killed tally run and its agent is gone: collecting its work",
+                run.number
+            ));
+        }
+        let followed = adopt::follow(
+            &run.started.tag,
+            run.started.deadline,
+            wrap_up_s,
+            &agent::wrap_up_file(&dir),
+            cancel,
+        );
+        let (end, unknown_exit) = match followed {
+            adopt::Followed::Gone => (
+                Ok(End::Exited(0)),
+                Some(
+                    "exit code unknown: tally run was killed while the agent ran, and the agent was gone when the next tally run looked",
+                ),
+            ),
+            adopt::Followed::Exited => (
+                Ok(End::Exited(0)),
+                Some("exit code unknown: adopted by the next tally run after tally run was killed"),
+            ),
+            adopt::Followed::TimedOut => (Ok(End::TimedOut), None),
+            adopt::Followed::Cancelled => (Ok(End::Cancelled), None),
+        };
+        finish_with(
             workspace,
             loaded,
             store,
@@ -130,12 +171,66 @@ pub fn settle_leftovers(
             &campaign,
             &run,
             idea.as_ref(),
-            Err(
-                "tally run was killed while it ran; its work was collected by the next tally run"
-                    .into(),
-            ),
+            end,
             String::new(),
+            unknown_exit,
         )?;
+    }
+    Ok(())
+}
+
+/// Applies the `Tally-Note` trailers of judged agent commits (`docs/implementers.md#trailers`):
+/// a candidate queued from a noted commit whose loop verdict is `discard` or `interesting`
+/// becomes `interesting` with the note as its reason. Refusals (protected paths) and verdicts
+/// set by a person stand. Called after each judging pass of `tally run`.
+pub fn apply_notes(loaded: &Loaded, store: &dyn ImplementerStore) -> anyhow::Result<()> {
+    let Some(campaign) = store.campaign_by_name(&loaded.settings.name)? else {
+        return Ok(());
+    };
+    for run in store.list_runs(campaign.id)? {
+        let Some(settled) = &run.settled else {
+            continue;
+        };
+        for commit in &settled.commits {
+            let (Some(id), Some(note)) =
+                (commit.candidate, commit.note.strip_prefix(trailers::NOTED))
+            else {
+                continue;
+            };
+            let Some(candidate) = store.candidate(campaign.id, id)? else {
+                continue;
+            };
+            let noted = matches!(candidate.verdict, Verdict::Discard | Verdict::Interesting)
+                && candidate.verdict_set_by == Some(Actor::Loop)
+                && candidate.reason.as_deref() != Some(note)
+                && !candidate
+                    .reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("refused:"));
+            if !noted {
+                continue;
+            }
+            let written = store.set_verdict(
+                campaign.id,
+                id,
+                &VerdictWrite {
+                    verdict: Verdict::Interesting,
+                    reason: Some(note.to_string()),
+                    by: Actor::Loop,
+                    at: UnixMillis::now(),
+                    judged_against: candidate.judged_against,
+                    head: HeadUpdate::Unchanged,
+                },
+            )?;
+            if !matches!(written, tally_store::VerdictWriteOutcome::Applied(_)) {
+                continue;
+            }
+            printer::note(&format!(
+                "{id}: interesting — {note} (Tally-Note; the loop said {}: {})",
+                candidate.verdict.as_str(),
+                candidate.reason.as_deref().unwrap_or("no reason")
+            ));
+        }
     }
     Ok(())
 }
@@ -157,6 +252,35 @@ fn finish(
     idea: Option<&Idea>,
     end: Result<End, String>,
     stderr_tail: String,
+) -> anyhow::Result<RunEnd> {
+    finish_with(
+        workspace,
+        loaded,
+        store,
+        engine,
+        campaign,
+        run,
+        idea,
+        end,
+        stderr_tail,
+        None,
+    )
+}
+
+/// [`finish`]; with `unknown_exit`, the agent's exit code is unknown (an adopted agent): its
+/// end is classified as after exit 0, no exit code is recorded, and the error says why.
+#[allow(clippy::too_many_arguments)]
+fn finish_with(
+    workspace: &Workspace,
+    loaded: &Loaded,
+    store: &dyn ImplementerStore,
+    engine: &tally_engine::Engine<'_>,
+    campaign: &Campaign,
+    run: &Run,
+    idea: Option<&Idea>,
+    end: Result<End, String>,
+    stderr_tail: String,
+    unknown_exit: Option<&str>,
 ) -> anyhow::Result<RunEnd> {
     let settings = loaded.settings.implementer.as_ref();
     let ignore: Vec<String> = settings.map(|s| s.ignore.clone()).unwrap_or_default();
@@ -221,6 +345,13 @@ fn finish(
         !own.is_empty(),
         recovered.is_some(),
     );
+    let (exit_code, error) = match unknown_exit {
+        Some(why) if exit_code == Some(0) => (
+            None,
+            Some(error.map_or(why.to_string(), |e| format!("{e}; {why}"))),
+        ),
+        _ => (exit_code, error),
+    };
     let (end, error) = if cancelled_by_hand {
         (
             RunEnd::Cancelled,

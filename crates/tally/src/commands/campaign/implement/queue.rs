@@ -12,7 +12,7 @@ use tally_store::{HeadUpdate, Idea, ImplementerStore, Run, RunCommit, VerdictWri
 
 use super::super::context::Workspace;
 use super::merge::{self, Onto};
-use super::{collect, glob, needs_identity, ref_name};
+use super::{collect, glob, needs_identity, ref_name, trailers};
 use crate::printer;
 
 /// Queues the run's own commits as candidates, in order; one whose tree differs from the base in
@@ -75,6 +75,22 @@ pub fn queue(
             });
             continue;
         }
+        let message = git.command(&["log", "-1", "--format=%B", commit])?;
+        let steering = trailers::parse(&message);
+        if steering.skip {
+            printer::note(&format!(
+                "run#{}: {} {}",
+                run.number,
+                &commit[..commit.len().min(12)],
+                trailers::SKIPPED
+            ));
+            out.push(RunCommit {
+                revision: (*commit).clone(),
+                candidate: None,
+                note: trailers::SKIPPED.into(),
+            });
+            continue;
+        }
         // The first max - 1 and the last are queued.
         if measured + 1 >= max && i != last {
             out.push(RunCommit {
@@ -118,7 +134,9 @@ pub fn queue(
         out.push(RunCommit {
             revision: (*commit).clone(),
             candidate: Some(candidate),
-            note: "queued".into(),
+            note: steering
+                .note
+                .map_or_else(|| "queued".into(), |n| format!("{}{n}", trailers::NOTED)),
         });
     }
     Ok(out)
