@@ -14,6 +14,7 @@ mod copy;
 mod error;
 #[cfg(feature = "postgres")]
 mod pg;
+mod slot_note;
 mod sqlite;
 
 #[cfg(feature = "postgres")]

@@ -1,7 +1,8 @@
 //! `tally run [--until-idle]`: one per campaign at a time (a lock a killed process cannot leave
 //! stuck) — or one per free worker slot with `evaluation_slots` above 1 on a PostgreSQL store
-//! (`docs/team.md#workers`) — leftovers of a killed run (on the same slot) pruned first, then the
-//! engine's loop. Exit 0 when idle or
+//! (`docs/team.md#workers`), every free slot at once with Slurm (`slots`,
+//! `docs/team.md#slurm-slots`) — leftovers of a killed run (on the same slots) pruned first,
+//! then the engine's loop. Exit 0 when idle or
 //! stopped, 3 when held (the reason on stderr), 128 + the signal's number when SIGINT (130),
 //! SIGTERM (143) or SIGHUP (129) interrupted it.
 
@@ -9,10 +10,11 @@ use tally_engine::RunEnd;
 use tally_runner::prune_leftovers;
 
 use super::brief::campaign_brief;
-use super::context::{Workspace, engine};
+use super::context::Workspace;
 use super::implement;
 use super::implement::Launched;
 use super::progress::{Progress, interrupt_token, interrupting_signal};
+use super::slots::Crew;
 use crate::cli::{CampaignOptions, RunArgs};
 use crate::exit::Status;
 use crate::printer;
@@ -41,16 +43,16 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     workspace.refuse_uncommitted_evaluation(&loaded)?;
     workspace.ensure_tally_dir()?;
     let name = &loaded.settings.name;
-    // One worker slot: the run lock with one slot, the first free of several on PostgreSQL.
-    let (_lock, slot) = workspace.lock_worker_slot(name, loaded.settings.evaluation_slots)?;
-    let store = workspace.open_store_as_worker(slot)?;
-    let runner = workspace.runner(&loaded.settings, slot)?;
-    clean_up_after_killed_commands(&workspace, &runner)?;
+    // The worker slots this process works: the run lock with one slot, the first free of several
+    // on PostgreSQL, every free one with Slurm (docs/team.md#slurm-slots).
+    let crew = Crew::assemble(&workspace, &loaded)?;
     let progress = Progress::new();
-    let engine = engine(&workspace, &*store, &runner, &loaded, &progress);
+    let engine = crew.primary_engine(&workspace, &loaded, &progress);
     let cancel = interrupt_token();
+    let run_all =
+        |until_idle| crew.run(&engine, &workspace, &loaded, &progress, until_idle, &cancel);
     // Ideas and implementer runs live in a SQLite store; a PostgreSQL one runs the queue alone.
-    let ideas = store.with_ideas();
+    let ideas = crew.primary().store.with_ideas();
     if ideas.is_none() && loaded.settings.implementer.is_some() {
         anyhow::bail!(
             "tally.toml has an [implementer] table, but ideas and implementer runs are kept only \
@@ -65,7 +67,7 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     // Judge what is queued, then launch an implementer on the next ready idea, and again, until
     // no idea is ready (docs/implementers.md#runs).
     loop {
-        match engine.run(true, &cancel)? {
+        match run_all(true)? {
             RunEnd::Idle => {}
             other => return report(other, name, &progress),
         }
@@ -96,7 +98,7 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     let end = if args.until_idle {
         RunEnd::Idle
     } else {
-        engine.run(false, &cancel)?
+        run_all(false)?
     };
     report(end, name, &progress)
 }
@@ -123,10 +125,15 @@ fn report(end: RunEnd, name: &str, progress: &Progress) -> anyhow::Result<Status
             let (signal, name) = interrupting_signal();
             printer::note(&format!(
                 "interrupted ({name}): {}",
-                if progress.sample_in_flight() {
-                    "the sample in flight is recorded as failed and its candidate stays queued"
-                } else {
-                    "no sample was running; nothing was recorded"
+                match progress.samples_in_flight() {
+                    0 => "no sample was running; nothing was recorded".to_owned(),
+                    1 => "the sample in flight is recorded as failed and its candidate stays \
+                          queued"
+                        .to_owned(),
+                    n => format!(
+                        "the {n} samples in flight are recorded as failed and their candidates \
+                         stay queued"
+                    ),
                 }
             ));
             Ok(Status::Interrupted(signal))
