@@ -1,11 +1,12 @@
 //! `evaluation_slots` above 1 with `[executor] kind = "slurm"` (`docs/team.md#slurm-slots`): one
 //! `tally run` on a SQLite campaign keeps that many evaluations — that many batch jobs — in flight
 //! at once, never more, reaching the verdicts of a one-slot run; Ctrl-C cancels every job in
-//! flight.
+//! flight; on PostgreSQL the run takes every free slot's lock, leaving none to a second run.
 //!
 //! The evaluate program wraps the scripted benchmark and appends `start`/`end` lines with the
 //! time and the Slurm job id to `$E2E_DIR/times`, so the test sees which jobs ran at once. Like
-//! `campaign_slurm`, each test prints a `SKIPPED` line and returns when no cluster answers.
+//! `campaign_slurm`, each test prints a `SKIPPED` line and returns when no cluster answers (and
+//! the PostgreSQL one when `TALLY_TEST_PG_URL` is not set).
 
 #![allow(clippy::print_stderr)]
 
@@ -226,4 +227,50 @@ fn ctrl_c_with_two_slurm_jobs_in_flight_cancels_both_and_exits_130() {
     // Both candidates stay pending, to be evaluated again by the next run.
     let status = repo.status_json();
     assert_eq!(verdicts(&status)[1..], ["pending", "pending"]);
+}
+
+#[test]
+fn on_postgres_a_slurm_run_takes_every_free_slot_and_leaves_none_to_another_run() {
+    let test = "on_postgres_a_slurm_run_takes_every_free_slot_and_leaves_none_to_another_run";
+    let Some(schema) = crate::campaign_postgres::Schema::new(test) else {
+        return;
+    };
+    if !cluster_up(test) {
+        return;
+    }
+    let repo = self::repo().with_database(&schema.tally_url());
+    repo.start_campaign(TWO_SLOTS, "tok_s=1000\nnoise=0.01\nseed=1\n");
+    repo.propose(&[
+        "tok_s=1250\nnoise=0.01\nseed=3\nsleep=1\n",
+        "tok_s=900\nnoise=0.01\nseed=4\nsleep=1\n",
+        "tok_s=950\nnoise=0.01\nseed=5\nsleep=1\n",
+    ]);
+    let _ = std::fs::remove_file(repo.signals().join("times"));
+    let first = repo
+        .command(&["run", "--until-idle"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once its first job runs, the first run holds both slots: a second finds none.
+    repo.wait_for_signal("times");
+    let second = repo.run_until_idle();
+    let refused = text(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "{refused}");
+    assert!(
+        refused.contains("all 2 evaluation slots of campaign slots are taken (tally pid="),
+        "{refused}"
+    );
+    let out = first.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("working 2 of the 2 evaluation slots of campaign `slots` (slots 0, 1)"),
+        "{stderr}"
+    );
+    let spans = intervals(&repo);
+    assert_eq!(most_at_once(&spans), 2, "{spans:?}");
+    let status = repo.status_json();
+    assert_eq!(verdicts(&status)[1..], ["keep", "discard", "discard"]);
+    assert!(repo.leftover_checkouts().is_empty());
 }
