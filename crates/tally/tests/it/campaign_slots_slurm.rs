@@ -274,3 +274,36 @@ fn on_postgres_a_slurm_run_takes_every_free_slot_and_leaves_none_to_another_run(
     assert_eq!(verdicts(&status)[1..], ["keep", "discard", "discard"]);
     assert!(repo.leftover_checkouts().is_empty());
 }
+
+#[test]
+fn a_two_slot_run_waiting_for_candidates_ends_when_the_campaign_stops() {
+    if !cluster_up("a_two_slot_run_waiting_for_candidates_ends_when_the_campaign_stops") {
+        return;
+    }
+    let repo = repo();
+    let config = format!("{TWO_SLOTS}\n[plugins.stop_rule]\nprovider = \"limits\"\nmax_runs = 1\n");
+    repo.start_campaign(&config, "tok_s=1000\nnoise=0.01\nseed=1\n");
+    repo.propose(&["tok_s=1250\nnoise=0.01\nseed=3\nsleep=1\n"]);
+    let _ = std::fs::remove_file(repo.signals().join("times"));
+    // Without --until-idle: one slot evaluates the one candidate while the other has nothing to
+    // do; once it is judged, max_runs stops the campaign and neither slot keeps waiting.
+    let out = repo.tally(&["run"]);
+    let exited = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("campaign `slots` stopped: "), "{stderr}");
+    let spans = intervals(&repo);
+    let last_job = spans.iter().map(|&(_, end)| end).max().unwrap();
+    // Both slots left soon after the last job (a slot asks the stop rule every 30 s while it
+    // waits: a slot left waiting would show here).
+    let after = std::time::Duration::from_nanos((exited - last_job) as u64);
+    assert!(
+        after < std::time::Duration::from_secs(20),
+        "the run ended {after:?} after the last job"
+    );
+    let status = repo.status_json();
+    assert_eq!(verdicts(&status)[1..], ["keep"]);
+}
