@@ -67,7 +67,8 @@ impl Observer for Progress {
         if !self.on_terminal {
             return;
         }
-        let bar = self.multi.add(ProgressBar::new_spinner());
+        // Drawn only once it says what it shows.
+        let bar = ProgressBar::hidden();
         bar.set_style(
             ProgressStyle::with_template("{spinner} {msg} · {elapsed} of {prefix}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
@@ -80,6 +81,7 @@ impl Observer for Progress {
             start.of,
             start.side
         ));
+        let bar = self.multi.add(bar);
         bar.enable_steady_tick(Duration::from_millis(200));
         let replaced = self
             .bars
