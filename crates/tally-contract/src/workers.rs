@@ -2,10 +2,12 @@
 //! (`docs/team.md#workers`) — claiming work atomically, so that no evaluation runs twice, and
 //! recovering only the evaluations whose worker is gone.
 //!
-//! Each worker holds one of the campaign's `evaluation_slots` (a lock the store's server drops
-//! when the worker's connection ends). A claim is one write under the store's write lock: the
-//! evaluation becomes `running`, marked with the claiming worker's slot. A store without
-//! workers (SQLite: one `tally run` per campaign) does not implement this trait.
+//! Each worker holds one of the campaign's `evaluation_slots` (on PostgreSQL a lock the store's
+//! server drops when the worker's connection ends; on SQLite a slot of the one `tally run` that
+//! holds the campaign's run lock and works several slots with the Slurm executor,
+//! `docs/team.md#slurm-slots`). A claim is one write under the store's write lock: the
+//! evaluation becomes `running`, marked with the claiming worker's slot. A store opened for one
+//! `tally run` that works alone answers `None` to `Store::with_workers`.
 
 use tally_model::{CampaignId, Evaluation, EvaluationId, UnixMillis};
 

@@ -3,6 +3,7 @@
 //! lives in `run.rs`, evaluations in `evaluate.rs`, judging in `judge.rs`.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tally_config::Settings;
 use tally_contract::{
@@ -39,6 +40,8 @@ pub struct Engine<'a> {
     /// Candidates whose verdict rule failed during the [`Engine::judge_one`] calls of this
     /// engine: not retried until the next `tally run`.
     pub(crate) rule_failed: std::sync::Mutex<std::collections::BTreeSet<tally_model::CandidateId>>,
+    /// Set when the other workers of this process end their run: take no new work.
+    pub(crate) drain: Option<&'a AtomicBool>,
 }
 
 /// What `tally status` shows.
@@ -92,7 +95,22 @@ impl<'a> Engine<'a> {
             log_root,
             evaluator: evaluator_identity(settings),
             rule_failed: Default::default(),
+            drain: None,
         }
+    }
+
+    /// This engine as one of several workers of one process (`docs/team.md#slurm-slots`): once
+    /// `drain` is set (another worker's run ended held, stopped, interrupted or failed),
+    /// [`run`](Self::run) finishes the evaluation in hand, takes no new work and returns
+    /// [`RunEnd::Idle`](crate::RunEnd::Idle).
+    pub fn draining_on(mut self, drain: &'a AtomicBool) -> Self {
+        self.drain = Some(drain);
+        self
+    }
+
+    /// Whether another worker of this process asked this one to take no new work.
+    pub(crate) fn drained(&self) -> bool {
+        self.drain.is_some_and(|d| d.load(Ordering::SeqCst))
     }
 
     /// The current evaluator identity.

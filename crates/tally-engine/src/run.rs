@@ -25,7 +25,8 @@ use crate::view::{self, counts};
 /// Why `run` returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunEnd {
-    /// Nothing queued (with `until_idle`).
+    /// Nothing queued (with `until_idle`), or — an engine [`draining_on`](crate::Engine::draining_on)
+    /// a flag that was set — the other workers of this process ended the run.
     Idle,
     /// The stop rule (or an earlier stop) ended the campaign.
     Stopped(String),
@@ -149,6 +150,9 @@ impl Engine<'_> {
         loop {
             if cancel.is_cancelled() {
                 return Ok(Some(RunEnd::Interrupted));
+            }
+            if self.drained() {
+                return Ok(Some(RunEnd::Idle));
             }
             let campaign = self.campaign()?;
             if self.store.with_workers().is_some()

@@ -15,6 +15,7 @@ mod error;
 #[cfg(feature = "postgres")]
 mod pg;
 mod shared;
+mod slot_note;
 mod sqlite;
 
 #[cfg(feature = "postgres")]

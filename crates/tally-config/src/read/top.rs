@@ -104,9 +104,9 @@ pub(super) fn link(root: &Map<String, Value>, p: &mut Vec<ConfigProblem>) -> Vec
     }
 }
 
-/// `evaluation_slots`: how many `tally run` workers may evaluate at once, 1 to
-/// 64. More than 1 needs a PostgreSQL store, which `tally run` checks
-/// (`docs/campaign.md#tally-toml`, `docs/team.md#workers`).
+/// `evaluation_slots`: how many evaluations of the campaign may run at once, 1 to
+/// 64. More than 1 needs a PostgreSQL store or the Slurm executor, which `tally run` checks
+/// (`docs/campaign.md#tally-toml`, `docs/team.md#workers`, `docs/team.md#slurm-slots`).
 pub(super) fn evaluation_slots(root: &Map<String, Value>, p: &mut Vec<ConfigProblem>) -> u32 {
     match root.get("evaluation_slots") {
         None => 1,
@@ -117,7 +117,8 @@ pub(super) fn evaluation_slots(root: &Map<String, Value>, p: &mut Vec<ConfigProb
                     "evaluation_slots",
                     v,
                     "expected a whole number from 1 to 64: how many `tally run` workers may \
-                     evaluate at once (more than 1 needs a PostgreSQL store); set 1",
+                     evaluate at once (more than 1 needs a PostgreSQL store or the Slurm \
+                     executor); set 1",
                 ));
                 1
             }

@@ -175,7 +175,7 @@ fn evaluation_slots_take_1_to_64_workers() {
             [format!(
                 "evaluation_slots = {bad}: expected a whole number from 1 to 64: how many \
                  `tally run` workers may evaluate at once (more than 1 needs a PostgreSQL \
-                 store); set 1"
+                 store or the Slurm executor); set 1"
             )]
         );
     }

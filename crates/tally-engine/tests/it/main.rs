@@ -5,6 +5,7 @@
 mod lab;
 
 mod a_changed_evaluator_re_measures_the_head;
+mod a_draining_engine_finishes_its_evaluation_and_takes_no_more;
 mod a_failing_verdict_rule_leaves_the_candidate_pending;
 mod a_moved_head_is_judged_against_again;
 mod a_waiting_run_waits_on_its_clock;

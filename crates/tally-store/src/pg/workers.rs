@@ -20,9 +20,7 @@ use super::codec::{EVALUATION_COLUMNS, big, evaluation_from_row};
 use super::lock::slot_is_held;
 use super::{PgStore, campaigns, candidates, evaluations};
 use crate::error::{Error, StoreError};
-
-/// How a claimed evaluation's note starts; the slot follows.
-const SLOT_NOTE: &str = "worker slot ";
+use crate::slot_note::{claim_note, slot_of};
 
 impl PgStore {
     fn slot(&self) -> u32 {
@@ -31,24 +29,13 @@ impl PgStore {
 
     /// Marks an evaluation just started as this worker's.
     fn mark(&self, tx: &mut Transaction<'_>, id: EvaluationId) -> Result<Evaluation, Error> {
-        let note = format!(
-            "{SLOT_NOTE}{} (tally pid={})",
-            self.slot(),
-            std::process::id()
-        );
+        let note = claim_note(self.slot());
         tx.execute(
             "UPDATE evaluations SET note = $2 WHERE id = $1",
             &[&big("evaluation id", id.0)?, &note],
         )?;
         evaluations::require(tx, id)
     }
-}
-
-/// The slot a running evaluation's note names, if any.
-fn slot_of(evaluation: &Evaluation) -> Option<u32> {
-    let rest = evaluation.note.as_deref()?.strip_prefix(SLOT_NOTE)?;
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
 }
 
 impl WorkerStore for PgStore {

@@ -18,6 +18,7 @@ mod measurements;
 mod runs;
 mod store_impl;
 mod totals;
+mod workers;
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -94,6 +95,8 @@ pub struct SqliteStore {
     conn: Mutex<Connection>,
     path: String,
     busy_timeout: Duration,
+    /// The evaluation slot this store works as, when `tally run` runs several in-process.
+    worker: Option<workers::InProcessSlot>,
 }
 
 impl SqliteStore {
@@ -167,6 +170,7 @@ impl SqliteStore {
             conn: Mutex::new(conn),
             path: shown,
             busy_timeout: options.busy_timeout,
+            worker: None,
         })
     }
 
@@ -225,6 +229,7 @@ impl SqliteStore {
             conn: Mutex::new(conn),
             path: shown,
             busy_timeout: options.busy_timeout,
+            worker: None,
         })
     }
 

@@ -26,6 +26,11 @@ impl Store for SqliteStore {
         Some(self)
     }
 
+    fn with_workers(&self) -> Option<&dyn tally_contract::WorkerStore> {
+        self.worker
+            .map(|_| self as &dyn tally_contract::WorkerStore)
+    }
+
     fn create_campaign(&self, new: &NewCampaign) -> Result<Campaign, StoreError> {
         self.write(|c| campaigns::create(c, new))
     }

@@ -10,3 +10,4 @@ mod ideas;
 mod postgres;
 mod postgres_workers;
 mod sqlite_file;
+mod sqlite_workers;

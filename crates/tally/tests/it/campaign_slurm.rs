@@ -33,7 +33,7 @@ cpus = 1
 "#;
 
 /// Whether a Slurm cluster answers with a usable node; prints why the test is skipped if not.
-fn cluster_up(test: &str) -> bool {
+pub(crate) fn cluster_up(test: &str) -> bool {
     let answer = Command::new("sinfo").args(["-h", "-o", "%T"]).output();
     let states = match &answer {
         Ok(out) if out.status.success() => text(&out.stdout),
@@ -77,7 +77,7 @@ fn own_samples(status: &Value, id: u64) -> Vec<Value> {
 }
 
 /// Every Slurm job id tally recorded in the repository's log directory.
-fn recorded_jobs(repo: &CampaignRepo) -> Vec<String> {
+pub(crate) fn recorded_jobs(repo: &CampaignRepo) -> Vec<String> {
     let mut ids = Vec::new();
     let mut dirs = vec![repo.root().join(".tally/logs")];
     while let Some(dir) = dirs.pop() {

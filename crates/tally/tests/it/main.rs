@@ -12,6 +12,7 @@ mod campaign_postgres;
 mod campaign_postgres_workers;
 mod campaign_repo;
 mod campaign_safety;
+mod campaign_slots_slurm;
 mod campaign_slurm;
 mod campaign_snapshots;
 mod campaign_status_table;

@@ -17,4 +17,5 @@ mod presets;
 mod progress;
 pub mod resume;
 pub mod run;
+mod slots;
 pub mod status;

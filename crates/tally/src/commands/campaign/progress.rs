@@ -1,60 +1,74 @@
-//! The terminal side of a running campaign: a progress line (candidate, sample i of n, elapsed
-//! against the timeout) that exists only on a terminal, verdict and note lines on standard error,
+//! The terminal side of a running campaign: a progress line per sample in flight (candidate,
+//! sample i of n, elapsed against the timeout) that exists only on a terminal, verdict and note lines on standard error,
 //! and SIGINT, SIGTERM and SIGHUP wired to the runner's cancellation token.
 
+use std::collections::{HashMap, HashSet};
 use std::io::IsTerminal;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
+use std::thread::ThreadId;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tally_engine::{Observer, SampleStart};
 use tally_model::{CandidateId, Verdict};
 use tally_runner::CancelToken;
 
-/// Shows engine events on standard error.
+/// Shows engine events on standard error. Several workers of one `tally run`
+/// (`docs/team.md#slurm-slots`) share it, each on a thread of its own: each thread's sample has
+/// its own line, drawn together under the notes.
 pub struct Progress {
-    bar: Mutex<Option<ProgressBar>>,
+    /// The progress lines of the samples in flight, by the thread that runs them.
+    bars: Mutex<HashMap<ThreadId, ProgressBar>>,
+    multi: MultiProgress,
     on_terminal: bool,
-    /// A sample has started and not finished (what Ctrl-C interrupted, if anything).
-    in_flight: AtomicBool,
-    /// The failures of the samples printed since the last verdict line: a crash's reason quotes
-    /// one, and it is printed once.
-    failures: Mutex<Vec<String>>,
+    /// The threads whose sample has started and not finished (what Ctrl-C interrupted).
+    in_flight: Mutex<HashSet<ThreadId>>,
+    /// The failures of the samples printed since their candidate's last verdict line: a crash's
+    /// reason quotes one, and it is printed once.
+    failures: Mutex<Vec<(CandidateId, String)>>,
 }
 
 impl Progress {
-    /// A progress display; the bar is drawn only when standard error is a terminal.
+    /// A progress display; the lines are drawn only when standard error is a terminal.
     pub fn new() -> Self {
         Self {
-            bar: Mutex::new(None),
+            bars: Mutex::new(HashMap::new()),
+            multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
             on_terminal: std::io::stderr().is_terminal(),
-            in_flight: AtomicBool::new(false),
+            in_flight: Mutex::new(HashSet::new()),
             failures: Mutex::new(Vec::new()),
         }
     }
 
-    /// Whether a sample was running when the engine returned (an interrupted one).
-    pub fn sample_in_flight(&self) -> bool {
-        self.in_flight.load(Ordering::SeqCst)
+    /// How many samples were running when the engines returned (interrupted ones).
+    pub fn samples_in_flight(&self) -> usize {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
     }
 
     fn line(&self, text: &str) {
-        let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
-        match bar.as_ref() {
-            Some(bar) => bar.println(text),
-            None => crate::printer::note(text),
+        let bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
+        if bars.is_empty() || self.multi.println(text).is_err() {
+            crate::printer::note(text);
         }
     }
 }
 
 impl Observer for Progress {
     fn sample_started(&self, start: &SampleStart) {
-        self.in_flight.store(true, Ordering::SeqCst);
+        let me = std::thread::current().id();
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(me);
         if !self.on_terminal {
             return;
         }
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        // Drawn only once it says what it shows.
+        let bar = ProgressBar::hidden();
         bar.set_style(
             ProgressStyle::with_template("{spinner} {msg} · {elapsed} of {prefix}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
@@ -67,23 +81,42 @@ impl Observer for Progress {
             start.of,
             start.side
         ));
+        let bar = self.multi.add(bar);
         bar.enable_steady_tick(Duration::from_millis(200));
-        *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);
+        let replaced = self
+            .bars
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(me, bar);
+        if let Some(old) = replaced {
+            old.finish_and_clear();
+            self.multi.remove(&old);
+        }
     }
 
     fn sample_finished(&self, start: &SampleStart, seconds: f64, error: Option<&str>) {
+        let me = std::thread::current().id();
         // An interrupted sample is finished only by the next run's recovery: still in flight.
         if error != Some("interrupted") {
-            self.in_flight.store(false, Ordering::SeqCst);
+            self.in_flight
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&me);
         }
-        if let Some(bar) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        let bar = self
+            .bars
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&me);
+        if let Some(bar) = bar {
             bar.finish_and_clear();
+            self.multi.remove(&bar);
         }
         if let Some(error) = error {
             self.failures
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push(error.to_owned());
+                .push((start.candidate, error.to_owned()));
             self.line(&format!(
                 "{} {} sample {} failed after {seconds:.1}s: {error}",
                 start.candidate, start.side, start.sample
@@ -96,7 +129,14 @@ impl Observer for Progress {
         if verdict == Verdict::Pending {
             return;
         }
-        let printed = std::mem::take(&mut *self.failures.lock().unwrap_or_else(|e| e.into_inner()));
+        let printed: Vec<String> = {
+            let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+            let (own, others) = std::mem::take(&mut *failures)
+                .into_iter()
+                .partition(|(c, _)| *c == candidate);
+            *failures = others;
+            own.into_iter().map(|(_, f)| f).collect()
+        };
         // A failure already printed with its sample is not printed again.
         let reason = printed
             .iter()

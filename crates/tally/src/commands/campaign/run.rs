@@ -1,17 +1,19 @@
 //! `tally run [--until-idle]`: one per campaign at a time (a lock a killed process cannot leave
 //! stuck) — or one per free worker slot with `evaluation_slots` above 1 on a PostgreSQL store
-//! (`docs/team.md#workers`) — leftovers of a killed run (on the same slot) pruned first, then the
-//! engine's loop. Exit 0 when idle or
+//! (`docs/team.md#workers`), every free slot at once with Slurm (`slots`,
+//! `docs/team.md#slurm-slots`) — leftovers of a killed run (on the same slots) pruned first,
+//! then the engine's loop. Exit 0 when idle or
 //! stopped, 3 when held (the reason on stderr), 128 + the signal's number when SIGINT (130),
 //! SIGTERM (143) or SIGHUP (129) interrupted it.
 
 use tally_engine::RunEnd;
 use tally_runner::prune_leftovers;
 
-use super::context::{Workspace, engine};
+use super::context::Workspace;
 use super::implement;
 use super::implement::Driven;
 use super::progress::{Progress, interrupt_token, interrupting_signal};
+use super::slots::Crew;
 use crate::cli::{CampaignOptions, RunArgs};
 use crate::exit::Status;
 use crate::printer;
@@ -40,27 +42,30 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     workspace.refuse_uncommitted_evaluation(&loaded)?;
     workspace.ensure_tally_dir()?;
     let name = &loaded.settings.name;
-    // One worker slot: the run lock with one slot, the first free of several on PostgreSQL.
-    let (_lock, slot) = workspace.lock_worker_slot(name, loaded.settings.evaluation_slots)?;
-    let store = workspace.open_store_as_worker(slot)?;
-    refuse_implementers_with_several_workers(&loaded.settings, &*store)?;
-    let runner = workspace.runner(&loaded.settings, slot)?;
-    clean_up_after_killed_commands(&workspace, &runner)?;
+    // The worker slots this process works: the run lock with one slot, the first free of several
+    // on PostgreSQL, every free one with Slurm (docs/team.md#slurm-slots).
+    let crew = Crew::assemble(&workspace, &loaded)?;
+    refuse_implementers_with_several_workers(&loaded.settings, &*crew.primary().store)?;
     let progress = Progress::new();
-    let engine = engine(&workspace, &*store, &runner, &loaded, &progress);
+    let engine = crew.primary_engine(&workspace, &loaded, &progress);
     let cancel = interrupt_token();
+    let run_all =
+        |until_idle| crew.run(&engine, &workspace, &loaded, &progress, until_idle, &cancel);
     // Both stores keep ideas and implementer runs (docs/implementers.md#ideas).
-    let ideas = store.with_ideas();
+    let ideas = crew.primary().store.with_ideas();
     if ideas.is_none() && loaded.settings.implementer.is_some() {
         anyhow::bail!(
             "tally.toml has an [implementer] table, but this campaign's store keeps no ideas \
              or implementer runs; remove the table (docs/implementers.md)"
         );
     }
-    let Some(ideas) = ideas else {
-        return report(engine.run(args.until_idle, &cancel)?, name, &progress);
+    if let Some(ideas) = ideas {
+        implement::settle_leftovers(&workspace, &loaded, ideas, &engine, &cancel)?;
+    }
+    // Without an [implementer] table, every worker slot judges the queue at once.
+    let (Some(ideas), Some(_)) = (ideas, loaded.settings.implementer.as_ref()) else {
+        return report(run_all(args.until_idle)?, name, &progress);
     };
-    implement::settle_leftovers(&workspace, &loaded, ideas, &engine, &cancel)?;
     // Judge what is queued and launch implementers on ready ideas, as `overlap` and
     // `max_concurrent` allow, until nothing runs, is queued or is ready
     // (docs/implementers.md#runs, docs/implementers.md#parallel).
@@ -71,7 +76,7 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
             let (signal, name) = interrupting_signal();
             printer::note(&format!(
                 "interrupted ({name}): {agents} implementer(s) stopped, their work collected and queued{}",
-                if progress.sample_in_flight() {
+                if progress.samples_in_flight() > 0 {
                     "; the sample in flight is recorded as failed and its candidate stays queued"
                 } else {
                     ""
@@ -83,7 +88,7 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     let end = if args.until_idle {
         RunEnd::Idle
     } else {
-        let end = engine.run(false, &cancel)?;
+        let end = run_all(false)?;
         implement::apply_notes(&loaded, ideas)?;
         end
     };
@@ -130,10 +135,15 @@ fn report(end: RunEnd, name: &str, progress: &Progress) -> anyhow::Result<Status
             let (signal, name) = interrupting_signal();
             printer::note(&format!(
                 "interrupted ({name}): {}",
-                if progress.sample_in_flight() {
-                    "the sample in flight is recorded as failed and its candidate stays queued"
-                } else {
-                    "no sample was running; nothing was recorded"
+                match progress.samples_in_flight() {
+                    0 => "no sample was running; nothing was recorded".to_owned(),
+                    1 => "the sample in flight is recorded as failed and its candidate stays \
+                          queued"
+                        .to_owned(),
+                    n => format!(
+                        "the {n} samples in flight are recorded as failed and their candidates \
+                         stay queued"
+                    ),
                 }
             ));
             Ok(Status::Interrupted(signal))
