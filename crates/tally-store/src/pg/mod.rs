@@ -34,11 +34,18 @@ pub use lock::{PgRunLock, RunLockError, RunLockHeld};
 
 /// Every migration, in order, as (version, name, SQL). Append only: never edit or reorder a
 /// released one. Version `n` is the same schema as the SQLite store's version `n`.
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "initial",
-    include_str!("../../migrations/postgres/0001_initial.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "initial",
+        include_str!("../../migrations/postgres/0001_initial.sql"),
+    ),
+    (
+        2,
+        "held_gpus",
+        include_str!("../../migrations/postgres/0002_held_gpus.sql"),
+    ),
+];
 
 /// Advisory-lock keys (the first of `pg_advisory_*lock(int, int)`'s two keys): "taly".
 const LOCK_SPACE: i32 = 0x7461_6c79;
