@@ -10,7 +10,8 @@ use std::path::PathBuf;
 
 use tally_model::{
     Actor, Campaign, CampaignId, Candidate, CandidateId, ConfigTextId, Evaluation, EvaluationId,
-    EvaluationKind, EvidenceRef, Measurement, MeasurementId, Side, UnitValues, UnixMillis, Verdict,
+    EvaluationKind, EvidenceRef, Held, Measurement, MeasurementId, Side, UnitValues, UnixMillis,
+    Verdict,
 };
 
 /// A campaign to register (`tally init`).
@@ -154,6 +155,8 @@ pub struct NewMeasurement {
     pub recorded_by: Actor,
     /// Per-unit results (finite values).
     pub units: UnitValues,
+    /// What the Slurm job that ran it held (`docs/campaign.md#gpu-hours`); `None` otherwise.
+    pub held: Option<Held>,
 }
 
 /// Everything `tally status` needs from the store, read in one consistent snapshot.

@@ -17,7 +17,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tally_model::{Side, UnitValues};
+use tally_model::{Held, Side, UnitValues};
 
 use crate::cancel::CancelToken;
 use crate::checks::{CheckOutcome, CheckRequest};
@@ -115,6 +115,9 @@ pub struct Attempt {
     /// The evidence artifact the command wrote at `TALLY_EVIDENCE_FILE`, kept next to the logs:
     /// its path, and what it accounts for when the attempt succeeded (`None` when it wrote none).
     pub evidence: Option<EvidenceFile>,
+    /// What the Slurm job of the attempt held (`docs/campaign.md#gpu-hours`); `None` for a
+    /// local process.
+    pub held: Option<Held>,
 }
 
 /// An evidence artifact an attempt handed over.

@@ -231,6 +231,7 @@ impl Fill<'_> {
             config: Some(self.config),
             recorded_by: Actor::Loop,
             units: BTreeMap::new(),
+            held: None,
         }
     }
 

@@ -243,6 +243,7 @@ impl<'a> Engine<'a> {
             config: Some(config),
             recorded_by: Actor::Person(who.to_string()),
             units: UnitValues::new(),
+            held: None,
         })?;
         if !candidate.is_hand_set()
             && candidate.verdict != Verdict::Pending

@@ -340,6 +340,7 @@ impl Engine<'_> {
             config: Some(config),
             recorded_by: Actor::Loop,
             units,
+            held: attempt.held,
         })?;
         Ok(m.id)
     }

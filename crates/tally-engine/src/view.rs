@@ -254,6 +254,8 @@ pub fn measurement_view(m: &Measurement) -> MeasurementView {
         metrics: m.metrics.clone(),
         evidence: m.evidence.artifact.clone(),
         gpu_busy_seconds: busy_seconds(m),
+        held_gpus: m.held.map(|h| h.gpus),
+        held_seconds: m.held.map(|h| h.seconds()),
     }
 }
 
@@ -270,6 +272,8 @@ fn into_measurement_view(m: Measurement) -> MeasurementView {
         sample: m.sample,
         started_at: Some(m.started.0 as f64 / 1000.0),
         gpu_busy_seconds: busy_seconds(&m),
+        held_gpus: m.held.map(|h| h.gpus),
+        held_seconds: m.held.map(|h| h.seconds()),
         error: m.error,
         evaluator: m.evaluator,
         rung: m.rung,

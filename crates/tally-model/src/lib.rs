@@ -28,4 +28,4 @@ pub use ids::{
     nanos_from_seconds,
 };
 pub use judging::{Actor, Direction, Role, Verdict};
-pub use measurement::{EvidenceRef, Measurement, Side, UnitValues};
+pub use measurement::{EvidenceRef, Held, HeldFrom, Measurement, Side, UnitValues};

@@ -45,6 +45,40 @@ impl EvidenceRef {
     }
 }
 
+wire_word!(
+    /// Where the elapsed time of a [`Held`] allocation came from
+    /// (`docs/campaign.md#gpu-hours`), best first.
+    HeldFrom, "held-time source" {
+        /// Slurm's accounting (`sacct`'s `ElapsedRaw`).
+        Sacct => "sacct",
+        /// The controller's view of the job (`scontrol show job`'s `RunTime`, or `EndTime` −
+        /// `StartTime`), when accounting does not answer.
+        Scontrol => "scontrol",
+        /// tally's own measured wall time, when Slurm said neither.
+        Wall => "wall",
+    }
+);
+
+/// What a sample run as a Slurm job held (`docs/campaign.md#gpu-hours`): the GPUs allocated to
+/// the job and how long it held them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Held {
+    /// GPUs allocated to the job (`gres/gpu` of its allocated TRES, else the count of the
+    /// configured `gres`); 0 when the job held none that Slurm knows of.
+    pub gpus: u32,
+    /// How long the job held them, nanoseconds.
+    pub elapsed_ns: u64,
+    /// Where `elapsed_ns` came from.
+    pub from: HeldFrom,
+}
+
+impl Held {
+    /// Elapsed time in seconds.
+    pub fn seconds(&self) -> f64 {
+        self.elapsed_ns as f64 / 1e9
+    }
+}
+
 /// One sample: one run of the evaluate command (or one report added by hand).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
@@ -93,6 +127,9 @@ pub struct Measurement {
     pub config: Option<ConfigTextId>,
     /// The loop, or the person who added it by hand.
     pub recorded_by: Actor,
+    /// What the Slurm job that ran it held; `None` for a local run or a report added by hand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<Held>,
 }
 
 impl Measurement {
@@ -143,6 +180,7 @@ mod tests {
             evidence: EvidenceRef::default(),
             config: None,
             recorded_by: Actor::Loop,
+            held: None,
         };
         assert_eq!(m.seconds(), Some(2.5));
         assert!(m.is_success() && m.is_full_benchmark() && m.evidence.is_empty());

@@ -120,6 +120,13 @@ pub struct MeasurementView {
     /// union of their busy intervals); null without accounted evidence.
     #[serde(default)]
     pub gpu_busy_seconds: Option<f64>,
+    /// GPUs the Slurm job that ran it held (`docs/campaign.md#gpu-hours`); absent for a local
+    /// run or a report added by hand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_gpus: Option<u32>,
+    /// How long that job held them, seconds; present exactly when `held_gpus` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_seconds: Option<f64>,
 }
 
 /// Everything a fact source or section gets.

@@ -3,16 +3,18 @@
 //! with `reserve` uses (`docs/campaign.md#stop-rules`).
 //!
 //! It counts every measurement the view holds — bar samples, failed samples and retried attempts
-//! included, whatever their evaluator — because the GPU was held for all of them; a measurement
-//! without seconds counts 0. It does not decide which measurements belong to the campaign (the
-//! engine's view does) and it reads no clock: the facts do not depend on `now`.
+//! included, whatever their evaluator — because the GPU was held for all of them. A measurement
+//! counts the GPU-seconds its Slurm job held (`held_gpus` × `held_seconds`; a job that held no
+//! GPU Slurm knows of counts `held_seconds` × `gpus`), else its seconds × `gpus`; one without
+//! either counts 0. It does not decide which measurements belong to the campaign (the engine's
+//! view does) and it reads no clock: the facts do not depend on `now`.
 
 use std::collections::BTreeMap;
 
 use serde_json::json;
 use tally_plugin::{
-    CampaignData, Entry, FactInfo, FactSource, Facts, ParamKind, ParamSpec, ProviderError,
-    ProviderInfo,
+    CampaignData, Entry, FactInfo, FactSource, Facts, MeasurementView, ParamKind, ParamSpec,
+    ProviderError, ProviderInfo,
 };
 
 use crate::checks::Checks;
@@ -51,13 +53,13 @@ pub(crate) fn entry() -> Entry<dyn FactSource> {
         check: None,
         info: ProviderInfo::builtin(
             "gpu_hours",
-            "turns the seconds of every measurement into GPU-hours and dollars",
+            "turns what every measurement held (its Slurm job's GPUs × elapsed, else its seconds × gpus) into GPU-hours and dollars",
             vec![
                 ParamSpec::optional(
                     "gpus",
                     ParamKind::Integer,
                     json!(1),
-                    "GPUs one evaluation holds",
+                    "GPUs one evaluation holds (for a Slurm job: only when Slurm allocated it none)",
                 ),
                 ParamSpec::required(
                     "usd_per_gpu_hour",
@@ -91,52 +93,58 @@ pub(crate) fn entry() -> Entry<dyn FactSource> {
 }
 
 impl GpuHours {
-    /// GPU-hours for `seconds` of evaluation.
-    fn hours(&self, seconds: f64) -> f64 {
-        seconds * self.gpus as f64 / 3600.0
-    }
-
-    /// `fact` for `seconds` of evaluation; `None` for a fact this source does not supply.
-    fn convert(&self, fact: &str, seconds: f64) -> Option<f64> {
+    /// `fact` for `gpu_seconds` of evaluation; `None` for a fact this source does not supply.
+    fn convert(&self, fact: &str, gpu_seconds: f64) -> Option<f64> {
+        let hours = gpu_seconds / 3600.0;
         match fact {
-            "gpu_hours" => Some(self.hours(seconds)),
-            "gpu_usd" => Some(self.hours(seconds) * self.usd_per_gpu_hour),
+            "gpu_hours" => Some(hours),
+            "gpu_usd" => Some(hours * self.usd_per_gpu_hour),
             _ => None,
         }
     }
 
-    /// Σ seconds of every measurement (a measurement without seconds counts 0).
-    pub fn total_seconds(data: &CampaignData) -> f64 {
-        data.measurements
-            .iter()
-            .filter_map(|m| m.seconds)
-            .filter(|s| s.is_finite())
-            .sum()
+    /// The GPU-seconds one measurement held (`docs/campaign.md#gpu-hours`): its Slurm job's
+    /// allocated GPUs × elapsed seconds; `gpus` × elapsed for a job that held no GPU Slurm
+    /// knows of; `gpus` × its measured seconds without a job; 0 without any of these.
+    pub fn gpu_seconds(&self, m: &MeasurementView) -> f64 {
+        let gpus = self.gpus as f64;
+        match (m.held_gpus, m.held_seconds.filter(|s| s.is_finite())) {
+            (Some(0), Some(held)) => held * gpus,
+            (Some(held_gpus), Some(held)) => held * f64::from(held_gpus),
+            _ => m.seconds.filter(|s| s.is_finite()).unwrap_or(0.0) * gpus,
+        }
+    }
+
+    /// Σ GPU-seconds of every measurement.
+    pub fn total_gpu_seconds(&self, data: &CampaignData) -> f64 {
+        data.measurements.iter().map(|m| self.gpu_seconds(m)).sum()
     }
 
     /// The median, over the last `PROJECTION_WINDOW` (5) evaluations (in the order their first
-    /// measurement appears), of each evaluation's summed seconds; `None` with no evaluation.
-    pub fn projected_seconds(data: &CampaignData) -> Option<f64> {
-        let totals = evaluation_seconds(data);
+    /// measurement appears), of each evaluation's summed GPU-seconds; `None` with no evaluation.
+    pub fn projected_gpu_seconds(&self, data: &CampaignData) -> Option<f64> {
+        let totals = evaluation_sums(data, |m| self.gpu_seconds(m));
         median(totals[totals.len().saturating_sub(PROJECTION_WINDOW)..].to_vec())
     }
 }
 
-/// Each evaluation's summed seconds (both sides, every sample; none counts 0), in the order
-/// their first measurement appears. Measurements outside any evaluation are left out.
-pub(crate) fn evaluation_seconds(data: &CampaignData) -> Vec<f64> {
+/// Each evaluation's sum of `value` over its measurements (both sides, every sample), in the
+/// order their first measurement appears. Measurements outside any evaluation are left out.
+pub(crate) fn evaluation_sums(
+    data: &CampaignData,
+    value: impl Fn(&MeasurementView) -> f64,
+) -> Vec<f64> {
     let mut position: BTreeMap<u64, usize> = BTreeMap::new();
     let mut totals: Vec<f64> = Vec::new();
     for m in &data.measurements {
         let Some(evaluation) = m.evaluation else {
             continue;
         };
-        let seconds = m.seconds.filter(|s| s.is_finite()).unwrap_or(0.0);
         let at = *position.entry(evaluation).or_insert_with(|| {
             totals.push(0.0);
             totals.len() - 1
         });
-        totals[at] += seconds;
+        totals[at] += value(m);
     }
     totals
 }
@@ -162,14 +170,16 @@ impl FactSource for GpuHours {
         wanted: &[String],
         _now_s: f64,
     ) -> Result<Facts, ProviderError> {
-        let seconds = Self::total_seconds(data);
+        let gpu_seconds = self.total_gpu_seconds(data);
         Ok(wanted
             .iter()
-            .filter_map(|fact| Some((fact.clone(), self.convert(fact, seconds)?)))
+            .filter_map(|fact| Some((fact.clone(), self.convert(fact, gpu_seconds)?)))
             .collect())
     }
 
     fn project(&self, data: &CampaignData, fact: &str) -> Result<Option<f64>, ProviderError> {
-        Ok(Self::projected_seconds(data).and_then(|s| self.convert(fact, s)))
+        Ok(self
+            .projected_gpu_seconds(data)
+            .and_then(|s| self.convert(fact, s)))
     }
 }

@@ -242,6 +242,10 @@ struct MeasurementJson<'a> {
     evaluator: &'a str,
     evidence: &'a Option<String>,
     gpu_busy_seconds: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    held_gpus: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    held_seconds: Option<f64>,
     id: u64,
     metrics: &'a BTreeMap<String, f64>,
     pair: Option<u64>,
@@ -274,6 +278,8 @@ impl<'a> From<&'a MeasurementView> for MeasurementJson<'a> {
             metrics,
             evidence,
             gpu_busy_seconds,
+            held_gpus,
+            held_seconds,
         } = m;
         Self {
             attempt: *attempt,
@@ -283,6 +289,8 @@ impl<'a> From<&'a MeasurementView> for MeasurementJson<'a> {
             evaluator,
             evidence,
             gpu_busy_seconds: *gpu_busy_seconds,
+            held_gpus: *held_gpus,
+            held_seconds: *held_seconds,
             id: *id,
             metrics,
             pair: *pair,

@@ -339,6 +339,8 @@ mod tests {
             ]),
             evidence: (id == 2).then(|| "/tmp/ev\\idence.jsonl".into()),
             gpu_busy_seconds: (id == 2).then_some(0.5),
+            held_gpus: None,
+            held_seconds: None,
         }
     }
 

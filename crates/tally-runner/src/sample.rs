@@ -105,6 +105,7 @@ impl SampleRunner for WorktreeRunner {
             logs: None,
             retried: false,
             stray_pids: Vec::new(),
+            held: None,
             evidence: None,
         };
         let command = &request.command;

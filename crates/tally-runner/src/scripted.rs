@@ -173,6 +173,7 @@ impl SampleRunner for ScriptedRunner {
             logs: None,
             retried: false,
             stray_pids: Vec::new(),
+            held: None,
             evidence: scripted.gpu_busy_ns.map(|gpu_busy_ns| EvidenceFile {
                 artifact: PathBuf::from("scripted.evidence.jsonl"),
                 accounted: succeeded.then_some(Evidence {

@@ -255,6 +255,7 @@ fn measurement(
         evidence: EvidenceRef::default(),
         config: Some(config),
         recorded_by: Actor::Loop,
+        held: None,
         units: BTreeMap::new(),
     }
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use tally_model::{
     Actor, CampaignId, CandidateId, EvaluationId, EvaluationKind, EvaluationState, EvidenceRef,
-    Measurement, MeasurementId, Side, UnitValues, UnixMillis,
+    Held, HeldFrom, Measurement, MeasurementId, Side, UnitValues, UnixMillis,
 };
 
 use super::{Make, add, campaign_with_baseline, expect_err, sample};
@@ -66,6 +66,7 @@ fn expected(id: u64, new: &NewMeasurement) -> Measurement {
         evidence: new.evidence.clone(),
         config: new.config,
         recorded_by: new.recorded_by.clone(),
+        held: new.held,
     }
 }
 
@@ -114,6 +115,11 @@ fn round_trips_every_field(make: Make<'_>) {
         },
         config: Some(config),
         units: units.clone(),
+        held: Some(Held {
+            gpus: 8,
+            elapsed_ns: 123_000_000_000,
+            from: HeldFrom::Scontrol,
+        }),
         ..sample(c, k)
     };
     let recorded = store.record_measurement(&new).unwrap();

@@ -153,5 +153,6 @@ fn sample(campaign: CampaignId, candidate: CandidateId) -> NewMeasurement {
         config: None,
         recorded_by: Actor::Loop,
         units: BTreeMap::new(),
+        held: None,
     }
 }

@@ -357,6 +357,7 @@ impl Lab {
             config: None,
             recorded_by: Actor::Loop,
             units: UnitValues::new(),
+            held: None,
         }
     }
 

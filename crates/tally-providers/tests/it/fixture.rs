@@ -76,6 +76,8 @@ pub fn measurement(
         metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         evidence: None,
         gpu_busy_seconds: None,
+        held_gpus: None,
+        held_seconds: None,
     }
 }
 

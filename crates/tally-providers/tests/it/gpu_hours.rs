@@ -1,6 +1,7 @@
-//! `gpu_hours` (`docs/campaign.md#gpu-hours`, `docs/campaign.md#stop-rules`): Σ seconds of every measurement × gpus × price / 3600
-//! over bar, failed and retried samples; the projection is the median of the last five
-//! evaluations' summed seconds; parameters are checked.
+//! `gpu_hours` (`docs/campaign.md#gpu-hours`, `docs/campaign.md#stop-rules`): Σ GPU-seconds of
+//! every measurement × price / 3600 over bar, failed and retried samples — what a Slurm job held
+//! when the measurement has it, else seconds × gpus; the projection is the median of the last
+//! five evaluations' summed GPU-seconds; parameters are checked.
 
 use serde_json::json;
 use tally_plugin::CampaignData;
@@ -99,6 +100,42 @@ fn projection_is_the_median_of_the_last_five_evaluations() {
     close(
         source.project(&data(), "gpu_hours").unwrap().unwrap(),
         120.0 * 4.0 / 3600.0,
+    );
+}
+
+#[test]
+fn held_gpu_seconds_replace_seconds_times_gpus() {
+    let source = fact_source("gpu_hours", json!({"gpus": 2, "usd_per_gpu_hour": 3})).unwrap();
+    let mut d = data();
+    d.measurements.clear();
+    // A local sample: 100 s × gpus (2).
+    d.measurements
+        .push(measurement(1, 2, Some(1), Some(100.0), "candidate", &[]));
+    // A Slurm job that held 8 GPUs for 130 s (its own measured wall time, 120 s, is not used).
+    let mut eight = measurement(2, 1, Some(1), Some(120.0), "bar", &[]);
+    eight.held_gpus = Some(8);
+    eight.held_seconds = Some(130.0);
+    d.measurements.push(eight);
+    // A gres-less job: Slurm allocated no GPU, so its elapsed 50 s counts × gpus (2).
+    let mut none = measurement(3, 2, Some(2), Some(40.0), "candidate", &[]);
+    none.held_gpus = Some(0);
+    none.held_seconds = Some(50.0);
+    d.measurements.push(none);
+    // A job whose measured seconds are unknown still counts what it held.
+    let mut unknown = measurement(4, 1, Some(2), None, "bar", &[]);
+    unknown.held_gpus = Some(1);
+    unknown.held_seconds = Some(7.0);
+    d.measurements.push(unknown);
+    let gpu_seconds = 100.0 * 2.0 + 130.0 * 8.0 + 50.0 * 2.0 + 7.0;
+    let facts = source
+        .gather(&d, &wanted(&["gpu_hours", "gpu_usd"]), 0.0)
+        .unwrap();
+    close(facts["gpu_hours"], gpu_seconds / 3600.0);
+    close(facts["gpu_usd"], gpu_seconds * 3.0 / 3600.0);
+    // Evaluations sum 1240 and 107 GPU-seconds: the median of two is their mean.
+    close(
+        source.project(&d, "gpu_hours").unwrap().unwrap(),
+        (1240.0 + 107.0) / 2.0 / 3600.0,
     );
 }
 

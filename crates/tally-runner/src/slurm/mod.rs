@@ -15,6 +15,7 @@
 //! as locally).
 
 mod cli;
+mod held;
 mod job;
 
 use std::collections::BTreeMap;
@@ -126,6 +127,7 @@ impl SampleRunner for SlurmRunner {
             logs: None,
             retried: false,
             stray_pids: Vec::new(),
+            held: None,
             evidence: None,
         };
         if cancel.is_cancelled() {
@@ -200,6 +202,11 @@ impl SampleRunner for SlurmRunner {
                 None => Outcome::JobEnded(ended_by_slurm(&id, info.as_ref())),
             },
         };
+        result.held = Some(held::ask_slurm(
+            &id,
+            self.options.gres.as_deref(),
+            result.wall,
+        ));
         let ended = Ended {
             units_path: &units_path,
             evidence_path: &evidence_path,

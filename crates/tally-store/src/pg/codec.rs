@@ -13,8 +13,8 @@ use postgres::Row;
 use postgres::types::FromSql;
 use tally_model::{
     Actor, Campaign, CampaignId, CampaignState, Candidate, CandidateId, ConfigTextId, Evaluation,
-    EvaluationId, EvaluationKind, EvaluationState, EvidenceRef, Measurement, MeasurementId, Side,
-    UnixMillis, Verdict,
+    EvaluationId, EvaluationKind, EvaluationState, EvidenceRef, Held, HeldFrom, Measurement,
+    MeasurementId, Side, UnixMillis, Verdict,
 };
 
 use crate::error::{Error, StoreError};
@@ -167,5 +167,27 @@ pub(super) fn measurement_from_row(row: &Row) -> Result<Measurement, Error> {
         config: opt_unsigned(row, 20, "config text id")?.map(ConfigTextId),
         recorded_by: actor_from_sql(recorded_by)
             .ok_or_else(|| bad("actor", format!("unknown word {recorded_by:?}")))?,
+        held: held(row)?,
     })
+}
+
+/// Decodes `held_gpus, held_ns, held_from` (22–24): all three or none.
+fn held(row: &Row) -> Result<Option<Held>, Error> {
+    let gpus = opt_unsigned(row, 22, "held_gpus")?;
+    let elapsed_ns = opt_unsigned(row, 23, "held_ns")?;
+    let from: Option<&str> = get(row, 24)?;
+    match (gpus, elapsed_ns, from) {
+        (Some(gpus), Some(elapsed_ns), Some(text)) => Ok(Some(Held {
+            gpus,
+            elapsed_ns,
+            from: HeldFrom::parse(text)
+                .ok_or_else(|| bad("held_from", format!("unknown word {text:?}")))?,
+        })),
+        (None, None, None) => Ok(None),
+        _ => Err(bad(
+            "held_gpus, held_ns, held_from",
+            "only some of the three are set; a sample's held allocation has all three or none"
+                .to_owned(),
+        )),
+    }
 }

@@ -27,7 +27,7 @@ pub(super) fn record(tx: &mut Transaction<'_>, new: &NewMeasurement) -> Result<M
     let stdout_log = path_to_sql("stdout_log", new.stdout_log.as_deref())?;
     let stderr_log = path_to_sql("stderr_log", new.stderr_log.as_deref())?;
     let id = next_id(tx, "measurements")?;
-    let params: [&(dyn ToSql + Sync); 22] = [
+    let params: [&(dyn ToSql + Sync); 25] = [
         &id,
         &big("campaign id", new.campaign.0)?,
         &i64::from(new.candidate.0),
@@ -50,13 +50,17 @@ pub(super) fn record(tx: &mut Transaction<'_>, new: &NewMeasurement) -> Result<M
         &opt_big("gpu_busy_ns", new.evidence.gpu_busy_ns)?,
         &opt_big("config text id", new.config.map(|c| c.0))?,
         &actor_to_sql(&new.recorded_by),
+        &new.held.map(|h| i64::from(h.gpus)),
+        &opt_big("held_ns", new.held.map(|h| h.elapsed_ns))?,
+        &new.held.map(|h| h.from.as_str()),
     ];
     tx.execute(
         "INSERT INTO measurements (id, campaign_id, candidate, evaluation_id, side, sample, \
          attempt, retry_of, pair, evaluator, rung, duration_ns, metrics, error, started_ms, \
-         ended_ms, stdout_log, stderr_log, evidence, gpu_busy_ns, config_text_id, recorded_by) \
+         ended_ms, stdout_log, stderr_log, evidence, gpu_busy_ns, config_text_id, recorded_by, \
+         held_gpus, held_ns, held_from) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-         $18, $19, $20, $21, $22)",
+         $18, $19, $20, $21, $22, $23, $24, $25)",
         &params,
     )?;
     if new.units.values().any(|units| !units.is_empty()) {
@@ -98,6 +102,7 @@ fn check(tx: &mut Transaction<'_>, new: &NewMeasurement) -> Result<(), Error> {
     for (what, value) in [
         ("duration_ns", new.duration_ns),
         ("gpu_busy_ns", new.evidence.gpu_busy_ns),
+        ("held_ns", new.held.map(|h| h.elapsed_ns)),
     ] {
         if value.is_some_and(|v| i64::try_from(v).is_err()) {
             return Err(StoreError::invalid(

@@ -37,8 +37,8 @@ pub use lock::{PgRunLock, RunLockError, RunLockHeld};
 /// Every migration, in order, as (version, name, SQL). Append only: never edit or reorder a
 /// released one. Version 1 is the same schema as the SQLite store's version 1; version 2 holds
 /// the tables of SQLite's versions 2 to 4 (ideas, runs with their usage, check runs), so a
-/// PostgreSQL store of version 2 has every table of a SQLite store of version 4
-/// (`docs/store.md#postgres`).
+/// PostgreSQL store of version 2 has every table of a SQLite store of version 4; version 3 is
+/// SQLite's version 5 (what a Slurm job held) (`docs/store.md#postgres`).
 const MIGRATIONS: &[(i64, &str, &str)] = &[
     (
         1,
@@ -49,6 +49,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         2,
         "implementers",
         include_str!("../../migrations/postgres/0002_implementers.sql"),
+    ),
+    (
+        3,
+        "held_gpus",
+        include_str!("../../migrations/postgres/0003_held_gpus.sql"),
     ),
 ];
 

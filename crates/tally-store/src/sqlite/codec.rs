@@ -13,8 +13,8 @@ use rusqlite::types::Type;
 use serde_json::value::RawValue;
 use tally_model::{
     Actor, Campaign, CampaignId, CampaignState, Candidate, CandidateId, ConfigTextId, Evaluation,
-    EvaluationId, EvaluationKind, EvaluationState, EvidenceRef, Measurement, MeasurementId, Side,
-    UnixMillis, Verdict,
+    EvaluationId, EvaluationKind, EvaluationState, EvidenceRef, Held, HeldFrom, Measurement,
+    MeasurementId, Side, UnixMillis, Verdict,
 };
 
 use crate::error::StoreError;
@@ -34,7 +34,8 @@ pub(crate) const EVALUATION_COLUMNS: &str = "id, campaign_id, candidate, bar, ki
 /// Measurement columns.
 pub(crate) const MEASUREMENT_COLUMNS: &str = "id, campaign_id, candidate, evaluation_id, side, \
      sample, attempt, retry_of, pair, evaluator, rung, duration_ns, metrics, error, started_ms, \
-     ended_ms, stdout_log, stderr_log, evidence, gpu_busy_ns, config_text_id, recorded_by";
+     ended_ms, stdout_log, stderr_log, evidence, gpu_busy_ns, config_text_id, recorded_by, \
+     held_gpus, held_ns, held_from";
 
 /// A decoding failure of column `idx`.
 fn bad_column(idx: usize, what: &str, why: String) -> rusqlite::Error {
@@ -250,7 +251,35 @@ pub(super) fn measurement_from_row(row: &Row<'_>) -> Result<Measurement, rusqlit
         },
         config: row.get::<_, Option<u64>>(20)?.map(ConfigTextId),
         recorded_by: actor(row, 21)?,
+        held: held(row)?,
     })
+}
+
+/// Decodes `held_gpus, held_ns, held_from` (22–24): all three or none.
+fn held(row: &Row<'_>) -> Result<Option<Held>, rusqlite::Error> {
+    let gpus: Option<u32> = row.get(22)?;
+    let elapsed_ns: Option<u64> = row.get(23)?;
+    let from = match row.get_ref(24)?.as_str_or_null()? {
+        Some(text) => Some(
+            HeldFrom::parse(text)
+                .ok_or_else(|| bad_column(24, "held_from", format!("unknown word {text:?}")))?,
+        ),
+        None => None,
+    };
+    match (gpus, elapsed_ns, from) {
+        (Some(gpus), Some(elapsed_ns), Some(from)) => Ok(Some(Held {
+            gpus,
+            elapsed_ns,
+            from,
+        })),
+        (None, None, None) => Ok(None),
+        _ => Err(bad_column(
+            22,
+            "held_gpus, held_ns, held_from",
+            "only some of the three are set; a sample's held allocation has all three or none"
+                .to_owned(),
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -28,9 +28,10 @@ pub(super) fn record(conn: &Connection, new: &NewMeasurement) -> Result<Measurem
     conn.prepare_cached(
         "INSERT INTO measurements (id, campaign_id, candidate, evaluation_id, side, sample, \
          attempt, retry_of, pair, evaluator, rung, duration_ns, metrics, error, started_ms, \
-         ended_ms, stdout_log, stderr_log, evidence, gpu_busy_ns, config_text_id, recorded_by) \
+         ended_ms, stdout_log, stderr_log, evidence, gpu_busy_ns, config_text_id, recorded_by, \
+         held_gpus, held_ns, held_from) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
-         ?18, ?19, ?20, ?21, ?22)",
+         ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
     )?
     .execute(params![
         id,
@@ -55,6 +56,9 @@ pub(super) fn record(conn: &Connection, new: &NewMeasurement) -> Result<Measurem
         new.evidence.gpu_busy_ns,
         new.config.map(|c| c.0),
         actor_to_sql(&new.recorded_by),
+        new.held.map(|h| h.gpus),
+        new.held.map(|h| h.elapsed_ns),
+        new.held.map(|h| h.from.as_str()),
     ])?;
     let mut insert_unit = conn.prepare_cached(
         "INSERT INTO measurement_units (measurement_id, metric, unit, value) \
@@ -91,6 +95,7 @@ fn check(conn: &Connection, new: &NewMeasurement) -> Result<(), Error> {
     for (what, value) in [
         ("duration_ns", new.duration_ns),
         ("gpu_busy_ns", new.evidence.gpu_busy_ns),
+        ("held_ns", new.held.map(|h| h.elapsed_ns)),
     ] {
         if value.is_some_and(|v| i64::try_from(v).is_err()) {
             return Err(StoreError::invalid(

@@ -103,6 +103,7 @@ pub fn sample_with_units(
         evidence: EvidenceRef::default(),
         config: None,
         recorded_by: Actor::Loop,
+        held: None,
         units: BTreeMap::from([("tok_s".to_owned(), per_unit)]),
     }
 }

@@ -6,6 +6,7 @@ mod campaign_config;
 mod campaign_evidence;
 mod campaign_external;
 mod campaign_first_hour;
+mod campaign_held_on_slurm;
 mod campaign_holds;
 mod campaign_inference;
 mod campaign_postgres;

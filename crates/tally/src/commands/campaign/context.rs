@@ -448,6 +448,7 @@ impl SampleRunner for NoRunner {
             logs: None,
             retried: false,
             stray_pids: Vec::new(),
+            held: None,
             evidence: None,
         }
     }
