@@ -45,6 +45,9 @@ pub(crate) struct Running {
     position: u32,
     /// Whether a sample failed: the sequence stopped there.
     pub(crate) failed: bool,
+    /// Whether it was left running by a killed `tally run` and resumed: a sample it already
+    /// recorded is not run again (`docs/team.md#adopting`).
+    pub(crate) resumed: bool,
 }
 
 impl Running {
@@ -135,6 +138,7 @@ impl Engine<'_> {
             planned: 0,
             position: 0,
             failed: false,
+            resumed: false,
         })
     }
 
@@ -176,7 +180,27 @@ impl Engine<'_> {
         running.next += count;
         running.planned += plan.len() as u32;
         let mut first_of_pair: Option<MeasurementId> = None;
+        // A resumed evaluation's samples the killed run recorded.
+        let recorded_before = if running.resumed {
+            self.store.measurements_of_evaluation(evaluation.id)?
+        } else {
+            Vec::new()
+        };
         for (in_plan, (side, sample)) in plan.into_iter().enumerate() {
+            // Already recorded (by the run that was killed): its last attempt stands.
+            if let Some(done) = recorded_before
+                .iter()
+                .filter(|m| m.side == side && m.sample == sample)
+                .max_by_key(|m| m.attempt)
+            {
+                running.position += 1;
+                if done.error.is_some() {
+                    running.failed = true;
+                    return Ok(SamplesEnd::Failed);
+                }
+                first_of_pair = (paired && in_plan % 2 == 0).then_some(done.id);
+                continue;
+            }
             if let Some(reason) = gate()? {
                 return Ok(SamplesEnd::Held(reason));
             }

@@ -5,11 +5,15 @@
 //! stopped, 3 when held (the reason on stderr), 128 + the signal's number when SIGINT (130),
 //! SIGTERM (143) or SIGHUP (129) interrupted it.
 
+use std::path::PathBuf;
+
+use tally_contract::Store;
 use tally_engine::RunEnd;
-use tally_runner::prune_leftovers;
+use tally_model::EvaluationState;
+use tally_runner::prune_leftovers_keeping;
 
 use super::brief::campaign_brief;
-use super::context::{Workspace, engine};
+use super::context::{CampaignRunner, Workspace, engine};
 use super::implement;
 use super::implement::Launched;
 use super::progress::{Progress, interrupt_token, interrupting_signal};
@@ -18,12 +22,35 @@ use crate::exit::Status;
 use crate::printer;
 
 /// Removes the checkouts and stops the processes that a killed `tally run` or `tally init` left
-/// (the caller holds the run lock, so none of them is in use), and says so.
+/// (the caller holds the run lock, so none of them is in use), and says so. On Slurm, the jobs
+/// recorded in the log directories `wanted` (of the evaluations the engine resumes) stay, with
+/// their checkouts (`docs/team.md#adopting`); every other job of this slot is `scancel`led.
 pub(super) fn clean_up_after_killed_commands(
     workspace: &Workspace,
-    runner: &super::context::CampaignRunner,
+    runner: &CampaignRunner,
+    wanted: &[PathBuf],
 ) -> anyhow::Result<()> {
-    let pruned = prune_leftovers(&workspace.git, runner.worktree_root())?;
+    let mut keep = Vec::new();
+    if let CampaignRunner::Slurm(slurm) = runner {
+        let settled = slurm
+            .settle_leftovers(wanted)
+            .map_err(anyhow::Error::msg)?;
+        if !settled.kept.is_empty() {
+            printer::note(&format!(
+                "adopting {} Slurm job(s) an earlier tally run left",
+                settled.kept.len()
+            ));
+        }
+        if !settled.cancelled.is_empty() {
+            printer::note(&format!(
+                "cancelled {} Slurm job(s) an earlier tally run left that nothing needs any more: {}",
+                settled.cancelled.len(),
+                settled.cancelled.join(", ")
+            ));
+        }
+        keep = settled.kept;
+    }
+    let pruned = prune_leftovers_keeping(&workspace.git, runner.worktree_root(), &keep)?;
     if !pruned.directories.is_empty() || !pruned.killed.is_empty() {
         printer::note(&format!(
             "removed {} checkout(s) and stopped {} process(es) left by an earlier tally run",
@@ -32,6 +59,28 @@ pub(super) fn clean_up_after_killed_commands(
         ));
     }
     Ok(())
+}
+
+/// The log directories of the evaluations a killed run left running, which the engine resumes
+/// (one worker only: workers abandon a gone worker's evaluations, `docs/team.md#workers`).
+fn resumed_log_dirs(
+    workspace: &Workspace,
+    store: &dyn Store,
+    name: &str,
+) -> anyhow::Result<Vec<PathBuf>> {
+    if store.with_workers().is_some() {
+        return Ok(Vec::new());
+    }
+    let Some(campaign) = store.campaign_by_name(name)? else {
+        return Ok(Vec::new());
+    };
+    let log_root = workspace.log_root(name);
+    Ok(store
+        .unfinished_evaluations(campaign.id)?
+        .into_iter()
+        .filter(|e| e.state == EvaluationState::Running)
+        .map(|e| log_root.join(format!("evaluation-{}", e.id.0)))
+        .collect())
 }
 
 /// Runs the command.
@@ -45,7 +94,11 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     let (_lock, slot) = workspace.lock_worker_slot(name, loaded.settings.evaluation_slots)?;
     let store = workspace.open_store_as_worker(slot)?;
     let runner = workspace.runner(&loaded.settings, slot)?;
-    clean_up_after_killed_commands(&workspace, &runner)?;
+    let wanted = match runner {
+        CampaignRunner::Slurm(_) => resumed_log_dirs(&workspace, &*store, name)?,
+        CampaignRunner::Local(_) => Vec::new(),
+    };
+    clean_up_after_killed_commands(&workspace, &runner, &wanted)?;
     let progress = Progress::new();
     let engine = engine(&workspace, &*store, &runner, &loaded, &progress);
     let cancel = interrupt_token();
