@@ -430,7 +430,11 @@ impl Engine<'_> {
             .iter()
             .find(|e| resume && e.state == EvaluationState::Running);
         if let Some(e) = resumed
-            .or_else(|| unfinished.iter().find(|e| e.state == EvaluationState::Queued))
+            .or_else(|| {
+                unfinished
+                    .iter()
+                    .find(|e| e.state == EvaluationState::Queued)
+            })
             .cloned()
         {
             return Ok(Some(Work::Queued(e)));

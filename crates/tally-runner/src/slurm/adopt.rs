@@ -19,8 +19,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::SlurmRunner;
-use super::cli::{job_info, slurm};
 use super::cancel_job;
+use super::cli::{job_info, slurm};
 use crate::worktree::fnv1a;
 
 /// What [`SlurmRunner::settle_leftovers`] did.
@@ -85,7 +85,10 @@ pub(crate) fn release_if_held(id: &str) {
 
 /// The jobs Slurm still lists (pending, running, completing) whose comment starts with
 /// `prefix`, optionally only those named `name`: `(id, comment)`.
-pub(crate) fn tagged_jobs(prefix: &str, name: Option<&str>) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn tagged_jobs(
+    prefix: &str,
+    name: Option<&str>,
+) -> Result<Vec<(String, String)>, String> {
     let mut args = vec!["--noheader".to_owned(), "--format=%i|%k".to_owned()];
     if let Some(name) = name {
         args.push(format!("--name={name}"));
@@ -170,7 +173,10 @@ mod tests {
         assert_eq!(
             parse_tagged(listed, "tally:00ab:"),
             [
-                ("41".to_owned(), "tally:00ab:sample-candidate-0-a1-9-0".to_owned()),
+                (
+                    "41".to_owned(),
+                    "tally:00ab:sample-candidate-0-a1-9-0".to_owned()
+                ),
                 ("44".to_owned(), "tally:00ab:x|y".to_owned()),
             ]
         );

@@ -255,10 +255,7 @@ impl SlurmRunner {
             })?;
         let dir = request_dir(&files.script);
         let recorded_dir = std::fs::create_dir_all(request_dir(job_id_file)).and_then(|()| {
-            std::fs::write(
-                adopt::dir_file(job_id_file),
-                format!("{}\n", dir.display()),
-            )
+            std::fs::write(adopt::dir_file(job_id_file), format!("{}\n", dir.display()))
         });
         if let Err(err) = recorded_dir {
             return Err(format!(

@@ -398,7 +398,10 @@ fn kill_9_of_tally_with_a_running_slurm_job_reads_the_job_that_finished_meanwhil
     repo.signal("release");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while job_field(&stalled, "JobState") != "COMPLETED" {
-        assert!(std::time::Instant::now() < deadline, "the released job did not complete");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the released job did not complete"
+        );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     // A held job with the campaign's tag and no id on record, as an `sbatch` that did not
@@ -438,7 +441,10 @@ fn kill_9_of_tally_with_a_running_slurm_job_reads_the_job_that_finished_meanwhil
     let (runs, recorded) = runs_and_measurements(&repo, &status);
     assert_eq!(runs, recorded);
     assert_eq!(runs.len(), 2 + 4, "{runs:?}");
-    assert_eq!(std::fs::read_to_string(&stalled_file).unwrap().trim(), stalled);
+    assert_eq!(
+        std::fs::read_to_string(&stalled_file).unwrap().trim(),
+        stalled
+    );
     let samples = own_samples(&status, 1);
     assert_eq!(samples.len(), 2, "{samples:#?}");
     assert!(samples.iter().all(|m| m["error"].is_null()), "{samples:#?}");

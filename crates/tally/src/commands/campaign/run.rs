@@ -32,9 +32,7 @@ pub(super) fn clean_up_after_killed_commands(
 ) -> anyhow::Result<()> {
     let mut keep = Vec::new();
     if let CampaignRunner::Slurm(slurm) = runner {
-        let settled = slurm
-            .settle_leftovers(wanted)
-            .map_err(anyhow::Error::msg)?;
+        let settled = slurm.settle_leftovers(wanted).map_err(anyhow::Error::msg)?;
         if !settled.kept.is_empty() {
             printer::note(&format!(
                 "adopting {} Slurm job(s) an earlier tally run left",
