@@ -4,7 +4,9 @@
 //! failure. The pairs the verdict rule asks for after the first `repeats` continue the same
 //! evaluation, with the same indices and alternation (`docs/verdicts.md#more-pairs`). Ctrl-C
 //! records the interrupted sample as failed (`interrupted`) and abandons the evaluation, so its
-//! candidate stays pending and is evaluated again by the next `tally run`.
+//! candidate stays pending and is evaluated again by the next `tally run`. An evaluation resumed
+//! after a killed run (`docs/team.md#adopting`) walks the same order and skips the samples it
+//! already recorded.
 
 use std::time::Duration;
 
