@@ -8,7 +8,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use tally_engine::RunEnd;
 use tally_model::{EvaluationKind, EvaluationState, Side, Verdict};
-use tally_runner::{CancelToken, Outcome, ScriptedAttempt, Side as RunSide};
+use tally_runner::{CancelToken, Failure, Outcome, ScriptedAttempt, Side as RunSide};
 use tally_store::{NewEvaluation, NewMeasurement, Store};
 
 use crate::lab::{Lab, config, id, score};
@@ -274,6 +274,51 @@ fn a_running_evaluation_is_resumed_without_its_recorded_samples_when_the_runner_
     );
     assert_eq!(lab.run(), RunEnd::Idle);
     assert_eq!(lab.served().len(), 3 + 4);
+}
+
+#[test]
+fn a_resumed_evaluation_runs_the_retry_its_killed_run_had_under_way() {
+    let lab = lab(&config(3, "")).adopting();
+    // The killed run recorded C1.0's first attempt, killed from outside by SIGTERM, and died
+    // during its retry.
+    let campaign = lab.campaign().id;
+    let store = &*lab.store;
+    let left = store
+        .queue_evaluation(&NewEvaluation {
+            campaign,
+            candidate: id(1),
+            bar: Some(id(0)),
+            kind: EvaluationKind::Judge,
+            repeats: 3,
+            queued: lab.clock_now(),
+        })
+        .unwrap();
+    store.start_evaluation(left.id, lab.clock_now()).unwrap();
+    let killed = store
+        .record_measurement(&NewMeasurement {
+            evaluation: Some(left.id),
+            metrics: Default::default(),
+            error: Some(Failure::Signal { signal: 15 }.to_string()),
+            ..lab.sample_of(1, 0.0)
+        })
+        .unwrap();
+
+    assert_eq!(lab.run(), RunEnd::Idle);
+    assert_eq!(
+        lab.order_since(3),
+        ["C1.0+", "B0.0", "B0.1", "C1.1", "C1.2", "B0.2"]
+    );
+    let retry = lab
+        .measurements()
+        .into_iter()
+        .find(|m| m.attempt == 2)
+        .expect("the retry is recorded");
+    assert_eq!(
+        (retry.evaluation, retry.retry_of, retry.error),
+        (Some(left.id), Some(killed.id), None)
+    );
+    assert_eq!(lab.evaluations()[1].state, EvaluationState::Finished);
+    assert_eq!(lab.verdict(1).0, Verdict::Keep);
 }
 
 #[test]
