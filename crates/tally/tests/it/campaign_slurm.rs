@@ -1,7 +1,9 @@
 //! `[executor] kind = "slurm"` (`docs/team.md#executor`) against a real Slurm cluster: a
 //! campaign judged through batch jobs reaches the verdicts the local executor reaches; a hanging
 //! benchmark is cancelled at `evaluate_timeout` with every grandchild gone; a job that runs past
-//! Slurm's own time limit is a failed sample with Slurm's reason.
+//! Slurm's own time limit is a failed sample with Slurm's reason; after `kill -9` of `tally run`,
+//! the next run adopts the jobs it left — pending, or finished meanwhile — and cancels the
+//! campaign's stray ones, so that every sample runs once (`docs/team.md#adopting`).
 //!
 //! They need `sbatch` and a cluster whose node is up (`scripts/slurm-test-cluster.sh start`
 //! makes one on this machine); otherwise each test prints a `SKIPPED` line and returns.
