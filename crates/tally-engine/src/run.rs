@@ -4,6 +4,7 @@
 //! the head (`baseline.rs` has `init` and the hold on a bar without a score).
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tally_contract::{CancelToken, NewEvaluation};
@@ -290,7 +291,7 @@ impl Engine<'_> {
     /// [`Engine::next_work`] hands them out first, and their samples recorded so far are kept.
     fn recover(&self, campaign: &Campaign) -> Result<()> {
         const NOTE: &str = "tally run ended while it was running; evaluated again";
-        let resume = self.resumes_evaluations() && campaign.state != CampaignState::Stopped;
+        let resume = self.resumes(campaign);
         let orphans = match self.store.with_workers() {
             Some(workers) => workers.abandon_orphans(campaign.id, NOTE, self.clock.now())?,
             None => {
@@ -330,6 +331,32 @@ impl Engine<'_> {
     /// worker's evaluation, `docs/team.md#workers`).
     fn resumes_evaluations(&self) -> bool {
         self.runner.adopts_attempts() && self.store.with_workers().is_none()
+    }
+
+    /// Whether [`Engine::run`] resumes the evaluations a killed run left in `campaign`: the
+    /// runner adopts its attempts, one worker, the campaign is not stopped, and the evaluator
+    /// is the one they were measured under (samples of another evaluator would not count).
+    fn resumes(&self, campaign: &Campaign) -> bool {
+        self.resumes_evaluations()
+            && campaign.state != CampaignState::Stopped
+            && campaign.evaluator == self.evaluator
+    }
+
+    /// The log directories of the evaluations a killed `tally run` left running that
+    /// [`Engine::run`] resumes (`docs/team.md#adopting`): the attempts recorded there are to be
+    /// adopted, not cleaned up. Empty when it resumes nothing (it abandons them).
+    pub fn resumed_log_dirs(&self) -> Result<Vec<PathBuf>> {
+        let campaign = self.campaign()?;
+        if !self.resumes(&campaign) {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .store
+            .unfinished_evaluations(campaign.id)?
+            .into_iter()
+            .filter(|e| e.state == EvaluationState::Running)
+            .map(|e| self.log_root.join(format!("evaluation-{}", e.id.0)))
+            .collect())
     }
 
     /// A resumed evaluation that the stop rule holds back is abandoned as a killed run's

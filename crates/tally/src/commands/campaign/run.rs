@@ -7,9 +7,7 @@
 
 use std::path::PathBuf;
 
-use tally_contract::Store;
 use tally_engine::RunEnd;
-use tally_model::EvaluationState;
 use tally_runner::prune_leftovers_keeping;
 
 use super::brief::campaign_brief;
@@ -59,28 +57,6 @@ pub(super) fn clean_up_after_killed_commands(
     Ok(())
 }
 
-/// The log directories of the evaluations a killed run left running, which the engine resumes
-/// (one worker only: workers abandon a gone worker's evaluations, `docs/team.md#workers`).
-fn resumed_log_dirs(
-    workspace: &Workspace,
-    store: &dyn Store,
-    name: &str,
-) -> anyhow::Result<Vec<PathBuf>> {
-    if store.with_workers().is_some() {
-        return Ok(Vec::new());
-    }
-    let Some(campaign) = store.campaign_by_name(name)? else {
-        return Ok(Vec::new());
-    };
-    let log_root = workspace.log_root(name);
-    Ok(store
-        .unfinished_evaluations(campaign.id)?
-        .into_iter()
-        .filter(|e| e.state == EvaluationState::Running)
-        .map(|e| log_root.join(format!("evaluation-{}", e.id.0)))
-        .collect())
-}
-
 /// Runs the command.
 pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
     let workspace = Workspace::discover(options)?;
@@ -92,13 +68,10 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     let (_lock, slot) = workspace.lock_worker_slot(name, loaded.settings.evaluation_slots)?;
     let store = workspace.open_store_as_worker(slot)?;
     let runner = workspace.runner(&loaded.settings, slot)?;
-    let wanted = match runner {
-        CampaignRunner::Slurm(_) => resumed_log_dirs(&workspace, &*store, name)?,
-        CampaignRunner::Local(_) => Vec::new(),
-    };
-    clean_up_after_killed_commands(&workspace, &runner, &wanted)?;
     let progress = Progress::new();
     let engine = engine(&workspace, &*store, &runner, &loaded, &progress);
+    // The jobs of the evaluations the engine resumes are adopted (docs/team.md#adopting).
+    clean_up_after_killed_commands(&workspace, &runner, &engine.resumed_log_dirs()?)?;
     let cancel = interrupt_token();
     // Ideas and implementer runs live in a SQLite store; a PostgreSQL one runs the queue alone.
     let ideas = store.with_ideas();
