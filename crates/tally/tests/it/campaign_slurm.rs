@@ -465,10 +465,10 @@ fn kill_9_of_tally_with_a_pending_slurm_job_adopts_it_and_runs_it_once() {
         return;
     }
     let repo = CampaignRepo::new();
-    // Every job waits 6 s in the queue (`Reason=BeginTime`) before Slurm starts it.
+    // Every job waits 10 s in the queue (`Reason=BeginTime`) before Slurm starts it.
     let config = ON_SLURM
         .replace("repeats = 2", "repeats = 1\ndeterministic = true")
-        .replace("cpus = 1", "cpus = 1\nextra_args = [\"--begin=now+6\"]");
+        .replace("cpus = 1", "cpus = 1\nextra_args = [\"--begin=now+10\"]");
     repo.start_campaign(&config, "tok_s=1000\nnoise=0\ncount=1\n");
     repo.propose(&["tok_s=1250\nnoise=0\ncount=1\n"]);
     let before = job_files(&repo);
