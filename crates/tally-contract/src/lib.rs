@@ -37,7 +37,7 @@ pub use ideas::{
     Idea, IdeaState, IdeaStore, ImplementerStore, NewIdea, NewRun, Run, RunCommit, RunEnd,
     RunSettlement, RunUsage,
 };
-pub use outcome::{Failure, Outcome, STDERR_LINE_CHARS, signal_name};
+pub use outcome::{Failure, Outcome, STDERR_LINE_CHARS, error_is_retried, signal_name};
 pub use records::{
     CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate,
     NewCampaign, NewCandidate, NewEvaluation, NewMeasurement, VerdictCounts, VerdictWrite,

@@ -190,6 +190,16 @@ impl fmt::Display for Failure {
     }
 }
 
+/// Whether a recorded `error` (a [`Failure`]'s sentence) is that of an attempt killed from
+/// outside, which the retry rule follows with a second attempt: a run killed before that retry
+/// was recorded leaves the retry to the run that resumes the evaluation
+/// (`docs/team.md#adopting`).
+pub fn error_is_retried(error: &str) -> bool {
+    RETRYABLE_SIGNALS
+        .iter()
+        .any(|&signal| error.starts_with(&Failure::Signal { signal }.to_string()))
+}
+
 /// `SIGTERM`-style name of a signal number, or `unknown signal`.
 pub fn signal_name(signal: i32) -> &'static str {
     usize::try_from(signal)
@@ -203,6 +213,24 @@ pub fn signal_name(signal: i32) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_errors_of_attempts_killed_from_outside_are_retried() {
+        for signal in [1, 2, 9, 15] {
+            assert!(error_is_retried(&Failure::Signal { signal }.to_string()));
+        }
+        assert!(!error_is_retried(
+            &Failure::Signal { signal: 11 }.to_string()
+        ));
+        assert!(!error_is_retried("interrupted"));
+        assert!(!error_is_retried(
+            &Failure::ExitStatus {
+                code: 143,
+                stderr_line: String::new()
+            }
+            .to_string()
+        ));
+    }
 
     #[test]
     fn signals_are_named_by_their_linux_numbers() {

@@ -146,6 +146,16 @@ pub trait SampleRunner {
     /// an [`Attempt`] with a [`Failure`].
     fn run_attempt(&self, request: &SampleRequest, attempt: u32, cancel: &CancelToken) -> Attempt;
 
+    /// Whether an attempt this runner started outlives a `tally run` killed outright and is
+    /// adopted by the next one (`docs/team.md#adopting`): asked again for the same request and
+    /// attempt (the same `log_dir`, side, sample and attempt number), the runner waits for
+    /// what is already under way, or reads what already ended, instead of starting it again.
+    /// Then the engine resumes the evaluation such a run left instead of abandoning it. The
+    /// local runner's processes die with their checkout when the next run starts: `false`.
+    fn adopts_attempts(&self) -> bool {
+        false
+    }
+
     /// Runs a sample: one attempt, and a second when the first was killed from outside
     /// ([`Outcome::killed_from_outside`]) and the token is not cancelled. `on_attempt` sees each
     /// attempt as soon as it ends (the first with `retried` already set when a retry follows).

@@ -4,12 +4,15 @@
 //! failure. The pairs the verdict rule asks for after the first `repeats` continue the same
 //! evaluation, with the same indices and alternation (`docs/verdicts.md#more-pairs`). Ctrl-C
 //! records the interrupted sample as failed (`interrupted`) and abandons the evaluation, so its
-//! candidate stays pending and is evaluated again by the next `tally run`.
+//! candidate stays pending and is evaluated again by the next `tally run`. An evaluation resumed
+//! after a killed run (`docs/team.md#adopting`) walks the same order and skips the samples it
+//! already recorded.
 
 use std::time::Duration;
 
 use tally_contract::{
     Attempt, CancelToken, CommitId, EvaluateCommand, NewMeasurement, Outcome, SampleRequest,
+    error_is_retried,
 };
 use tally_model::{
     Actor, Campaign, CandidateId, ConfigTextId, Evaluation, EvaluationState, EvidenceRef,
@@ -45,6 +48,9 @@ pub(crate) struct Running {
     position: u32,
     /// Whether a sample failed: the sequence stopped there.
     pub(crate) failed: bool,
+    /// Whether it was left running by a killed `tally run` and resumed: a sample it already
+    /// recorded is not run again (`docs/team.md#adopting`).
+    pub(crate) resumed: bool,
 }
 
 impl Running {
@@ -135,6 +141,7 @@ impl Engine<'_> {
             planned: 0,
             position: 0,
             failed: false,
+            resumed: false,
         })
     }
 
@@ -176,7 +183,30 @@ impl Engine<'_> {
         running.next += count;
         running.planned += plan.len() as u32;
         let mut first_of_pair: Option<MeasurementId> = None;
+        // A resumed evaluation's samples the killed run recorded.
+        let recorded_before = if running.resumed {
+            self.store.measurements_of_evaluation(evaluation.id)?
+        } else {
+            Vec::new()
+        };
         for (in_plan, (side, sample)) in plan.into_iter().enumerate() {
+            // Already recorded (by the run that was killed): its last attempt stands, unless it
+            // is a first attempt killed from outside whose retry was under way.
+            let done = recorded_before
+                .iter()
+                .filter(|m| m.side == side && m.sample == sample)
+                .max_by_key(|m| m.attempt);
+            let retry_of =
+                done.filter(|m| m.attempt == 1 && m.error.as_deref().is_some_and(error_is_retried));
+            if let Some(done) = done.filter(|_| retry_of.is_none()) {
+                running.position += 1;
+                if done.error.is_some() {
+                    running.failed = true;
+                    return Ok(SamplesEnd::Failed);
+                }
+                first_of_pair = (paired && in_plan % 2 == 0).then_some(done.id);
+                continue;
+            }
             if let Some(reason) = gate()? {
                 return Ok(SamplesEnd::Held(reason));
             }
@@ -216,35 +246,43 @@ impl Engine<'_> {
             } else {
                 None
             };
-            let mut recorded: Vec<(MeasurementId, bool)> = Vec::new();
+            let mut recorded: Vec<(MeasurementId, bool)> =
+                retry_of.iter().map(|m| (m.id, false)).collect();
             let mut record_error: Option<EngineError> = None;
             let mut attempt_started = self.clock.now();
             let config = running.config;
-            let attempts = self
-                .runner
-                .run_sample(&request, cancel, &mut |attempt: &Attempt| {
-                    if record_error.is_some() {
-                        return;
-                    }
-                    let retry_of = recorded.last().map(|(id, _)| *id);
-                    let ended = self.clock.now();
-                    match self.record_attempt(
-                        campaign,
-                        &evaluation,
-                        candidate,
-                        side,
-                        sample,
-                        attempt,
-                        retry_of,
-                        if attempt.is_success() { pair } else { None },
-                        config,
-                        (attempt_started, ended),
-                    ) {
-                        Ok(id) => recorded.push((id, attempt.is_success())),
-                        Err(e) => record_error = Some(e),
-                    }
-                    attempt_started = self.clock.now();
-                });
+            let mut on_attempt = |attempt: &Attempt| {
+                if record_error.is_some() {
+                    return;
+                }
+                let retry_of = recorded.last().map(|(id, _)| *id);
+                let ended = self.clock.now();
+                match self.record_attempt(
+                    campaign,
+                    &evaluation,
+                    candidate,
+                    side,
+                    sample,
+                    attempt,
+                    retry_of,
+                    if attempt.is_success() { pair } else { None },
+                    config,
+                    (attempt_started, ended),
+                ) {
+                    Ok(id) => recorded.push((id, attempt.is_success())),
+                    Err(e) => record_error = Some(e),
+                }
+                attempt_started = self.clock.now();
+            };
+            let attempts = match retry_of {
+                // The retry the killed run had started (or was about to): attempt 2 alone.
+                Some(_) => {
+                    let second = self.runner.run_attempt(&request, 2, cancel);
+                    on_attempt(&second);
+                    vec![second]
+                }
+                None => self.runner.run_sample(&request, cancel, &mut on_attempt),
+            };
             if let Some(e) = record_error {
                 return Err(e);
             }

@@ -4,6 +4,7 @@
 //! the head (`baseline.rs` has `init` and the hold on a bar without a score).
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tally_contract::{CancelToken, NewEvaluation};
@@ -208,6 +209,9 @@ impl Engine<'_> {
                     .map_or(StopDecision::Go, StopDecision::Hold),
                 other => other,
             };
+            if !matches!(decision, StopDecision::Go) {
+                self.give_up_resumed(&campaign, &work)?;
+            }
             match decision {
                 StopDecision::Hold(reason) => {
                     self.store.set_campaign_state(
@@ -327,15 +331,24 @@ impl Engine<'_> {
 
     /// Evaluations a killed `tally run` left `running` are abandoned; their candidates stay
     /// pending and are evaluated again. Queued ones stay queued. With workers, only those whose
-    /// worker is gone (`docs/team.md#workers`).
+    /// worker is gone (`docs/team.md#workers`). With a runner that adopts its attempts (Slurm,
+    /// `docs/team.md#adopting`) and one worker, they are resumed instead: they stay `running`,
+    /// [`Engine::next_work`] hands them out first, and their samples recorded so far are kept.
     fn recover(&self, campaign: &Campaign) -> Result<()> {
         const NOTE: &str = "tally run ended while it was running; evaluated again";
+        let resume = self.resumes(campaign);
         let orphans = match self.store.with_workers() {
             Some(workers) => workers.abandon_orphans(campaign.id, NOTE, self.clock.now())?,
             None => {
                 let mut orphans = Vec::new();
                 for evaluation in self.store.unfinished_evaluations(campaign.id)? {
-                    if evaluation.state == EvaluationState::Running {
+                    if evaluation.state == EvaluationState::Running && resume {
+                        self.observer.note(&format!(
+                            "{}: resuming the evaluation an earlier tally run left (its recorded \
+                             samples are kept, its jobs adopted)",
+                            evaluation.candidate
+                        ));
+                    } else if evaluation.state == EvaluationState::Running {
                         self.store.end_evaluation(
                             evaluation.id,
                             EvaluationState::Abandoned,
@@ -354,6 +367,57 @@ impl Engine<'_> {
                 evaluation.candidate
             ));
             self.queue_again(campaign, &evaluation)?;
+        }
+        Ok(())
+    }
+
+    /// Whether evaluations a killed run left are resumed rather than abandoned: the runner adopts
+    /// its attempts, and this process is the campaign's only worker (workers abandon a gone
+    /// worker's evaluation, `docs/team.md#workers`).
+    fn resumes_evaluations(&self) -> bool {
+        self.runner.adopts_attempts() && self.store.with_workers().is_none()
+    }
+
+    /// Whether [`Engine::run`] resumes the evaluations a killed run left in `campaign`: the
+    /// runner adopts its attempts, one worker, the campaign is not stopped, and the evaluator
+    /// is the one they were measured under (samples of another evaluator would not count).
+    fn resumes(&self, campaign: &Campaign) -> bool {
+        self.resumes_evaluations()
+            && campaign.state != CampaignState::Stopped
+            && campaign.evaluator == self.evaluator
+    }
+
+    /// The log directories of the evaluations a killed `tally run` left running that
+    /// [`Engine::run`] resumes (`docs/team.md#adopting`): the attempts recorded there are to be
+    /// adopted, not cleaned up. Empty when it resumes nothing (it abandons them).
+    pub fn resumed_log_dirs(&self) -> Result<Vec<PathBuf>> {
+        let campaign = self.campaign()?;
+        if !self.resumes(&campaign) {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .store
+            .unfinished_evaluations(campaign.id)?
+            .into_iter()
+            .filter(|e| e.state == EvaluationState::Running)
+            .map(|e| self.log_root.join(format!("evaluation-{}", e.id.0)))
+            .collect())
+    }
+
+    /// A resumed evaluation that the stop rule holds back is abandoned as a killed run's
+    /// would have been (its candidate stays pending; the next `tally run` cancels its jobs).
+    fn give_up_resumed(&self, campaign: &Campaign, work: &Work) -> Result<()> {
+        if let Work::Queued(evaluation) = work
+            && evaluation.state == EvaluationState::Running
+            && self.resumes_evaluations()
+        {
+            self.store.end_evaluation(
+                evaluation.id,
+                EvaluationState::Abandoned,
+                Some("tally run ended while it was running; the stop rule held it back"),
+                self.clock.now(),
+            )?;
+            self.queue_again(campaign, evaluation)?;
         }
         Ok(())
     }
@@ -431,11 +495,19 @@ impl Engine<'_> {
                 }
             }
         }
-        if let Some(e) = self
-            .store
-            .unfinished_evaluations(campaign.id)?
-            .into_iter()
-            .find(|e| e.state == EvaluationState::Queued)
+        // A resumed evaluation (left running by a killed run) first, then the queue.
+        let resume = self.resumes_evaluations();
+        let unfinished = self.store.unfinished_evaluations(campaign.id)?;
+        let resumed = unfinished
+            .iter()
+            .find(|e| resume && e.state == EvaluationState::Running);
+        if let Some(e) = resumed
+            .or_else(|| {
+                unfinished
+                    .iter()
+                    .find(|e| e.state == EvaluationState::Queued)
+            })
+            .cloned()
         {
             return Ok(Some(Work::Queued(e)));
         }
@@ -508,6 +580,12 @@ impl Engine<'_> {
                 Some(claimed) => self.begin_claimed(campaign, claimed)?,
                 None => return Ok(EvaluationEnd::Finished),
             },
+            // Left running by a killed run and resumed (`recover`): its recorded samples stay.
+            None if evaluation.state == EvaluationState::Running => {
+                let mut running = self.begin_claimed(campaign, evaluation.clone())?;
+                running.resumed = true;
+                running
+            }
             None => self.begin_evaluation(campaign, evaluation)?,
         };
         // A worker ends its evaluation only once the verdict is written, so that no other

@@ -36,7 +36,7 @@ pub use git::Git;
 pub use lock::{LockHolder, RunLock, run_lock_path};
 pub use sample::{WorktreeRunner, become_child_subreaper};
 pub use scripted::{ScriptedAttempt, ScriptedRunner};
-pub use slurm::{SlurmOptions, SlurmRunner};
+pub use slurm::{Settled, SlurmOptions, SlurmRunner};
 pub use tally_contract::{
     Attempt, CancelToken, CheckCommand, CheckOutcome, CheckRequest, CommitId, EvaluateCommand,
     Evidence, EvidenceAccountant, EvidenceFile, Failure, LogFiles, Outcome, SampleRequest,
@@ -45,5 +45,6 @@ pub use tally_contract::{
 pub use tally_model::Side;
 pub use units::Units;
 pub use worktree::{
-    Checkout, Pruned, default_worktree_root, prune_leftovers, validate_links, worktree_root_in,
+    Checkout, Pruned, default_worktree_root, prune_leftovers, prune_leftovers_keeping,
+    validate_links, worktree_root_in,
 };

@@ -87,6 +87,7 @@ type Responder = Box<dyn FnMut(&SampleRequest, u32) -> ScriptedAttempt + Send>;
 pub struct ScriptedRunner {
     respond: Mutex<Responder>,
     served: Mutex<Vec<(SampleRequest, u32)>>,
+    adopts: bool,
 }
 
 impl std::fmt::Debug for ScriptedRunner {
@@ -120,7 +121,15 @@ impl ScriptedRunner {
         Self {
             respond: Mutex::new(Box::new(respond)),
             served: Mutex::new(Vec::new()),
+            adopts: false,
         }
+    }
+
+    /// Says it adopts its attempts after a killed run, as the Slurm runner does
+    /// ([`SampleRunner::adopts_attempts`]): the engine then resumes evaluations a killed run left.
+    pub fn adopting(mut self) -> Self {
+        self.adopts = true;
+        self
     }
 
     /// Every request served so far with its attempt number, in order.
@@ -133,6 +142,10 @@ impl ScriptedRunner {
 }
 
 impl SampleRunner for ScriptedRunner {
+    fn adopts_attempts(&self) -> bool {
+        self.adopts
+    }
+
     fn run_attempt(&self, request: &SampleRequest, attempt: u32, cancel: &CancelToken) -> Attempt {
         let scripted = if cancel.is_cancelled() {
             // As the real runner: a cancelled token starts nothing.

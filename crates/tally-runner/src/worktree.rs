@@ -214,6 +214,17 @@ impl Checkout {
         Ok(checkout)
     }
 
+    /// Takes over an attempt directory that a killed `tally run` made (a Slurm job still owns
+    /// it, `docs/team.md#adopting`): removed when dropped, as one made by [`Checkout::create`].
+    pub fn adopt(git: &Git, dir: &Path) -> Self {
+        Self {
+            git: git.clone(),
+            worktree: dir.join("checkout"),
+            dir: dir.to_path_buf(),
+            removed: false,
+        }
+    }
+
     fn add_link(&mut self, link: &Path) -> Result<(), String> {
         check_link_form(link).map_err(|err| err.to_string())?;
         let target = self.git.root().join(link);
@@ -388,6 +399,16 @@ pub struct Pruned {
 /// `git worktree prune`. Only `sample-*` entries are touched. Call it while holding the
 /// campaign's [`RunLock`](crate::RunLock), so no live attempt of this campaign is in `root`.
 pub fn prune_leftovers(git: &Git, root: &Path) -> Result<Pruned, RunnerError> {
+    prune_leftovers_keeping(git, root, &[])
+}
+
+/// [`prune_leftovers`], but the attempt directories in `keep` stay, with their processes: those
+/// of Slurm jobs the next run adopts (`docs/team.md#adopting`).
+pub fn prune_leftovers_keeping(
+    git: &Git,
+    root: &Path,
+    keep: &[PathBuf],
+) -> Result<Pruned, RunnerError> {
     let mut pruned = Pruned::default();
     if root.exists() {
         for entry in fs_err::read_dir(root)? {
@@ -396,6 +417,7 @@ pub fn prune_leftovers(git: &Git, root: &Path) -> Result<Pruned, RunnerError> {
                 .file_name()
                 .to_string_lossy()
                 .starts_with(SAMPLE_PREFIX)
+                && !keep.contains(&entry.path())
             {
                 pruned.directories.push(entry.path());
             }
@@ -453,7 +475,7 @@ fn slug(text: &str) -> String {
 
 /// 64-bit FNV-1a: a stable hash (std's `DefaultHasher` may change between releases, and
 /// directory names must not).
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
         (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })

@@ -1,13 +1,14 @@
 //! Crash-safety (`docs/campaign.md#crash-safety`): every sample is committed the moment it ends. Ctrl-C
 //! records the interrupted sample as failed (`interrupted`), abandons the evaluation and leaves
 //! the candidate pending for the next run; an evaluation a killed `tally run` left `running` is
-//! abandoned by the next run and evaluated again, with nothing judged twice.
+//! abandoned by the next run and evaluated again, with nothing judged twice — or, with a runner
+//! that adopts its attempts (Slurm, `docs/team.md#adopting`), resumed where it stopped.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use tally_engine::RunEnd;
 use tally_model::{EvaluationKind, EvaluationState, Side, Verdict};
-use tally_runner::{CancelToken, Outcome, ScriptedAttempt, Side as RunSide};
+use tally_runner::{CancelToken, Failure, Outcome, ScriptedAttempt, Side as RunSide};
 use tally_store::{NewEvaluation, NewMeasurement, Store};
 
 use crate::lab::{Lab, config, id, score};
@@ -212,6 +213,112 @@ fn a_running_evaluation_left_by_a_killed_run_is_abandoned_and_evaluated_again_on
     // Nothing left to do.
     assert_eq!(lab.run(), RunEnd::Idle);
     assert_eq!(lab.served().len(), 3 + 6);
+}
+
+#[test]
+fn a_running_evaluation_is_resumed_without_its_recorded_samples_when_the_runner_adopts() {
+    let lab = lab(&config(3, "")).adopting();
+    // What a `tally run` killed during candidate 1's third sample (B0.1) leaves: a running
+    // evaluation with its first pair committed.
+    let campaign = lab.campaign().id;
+    let store = &*lab.store;
+    let left = store
+        .queue_evaluation(&NewEvaluation {
+            campaign,
+            candidate: id(1),
+            bar: Some(id(0)),
+            kind: EvaluationKind::Judge,
+            repeats: 3,
+            queued: lab.clock_now(),
+        })
+        .unwrap();
+    store.start_evaluation(left.id, lab.clock_now()).unwrap();
+    let first = store
+        .record_measurement(&NewMeasurement {
+            evaluation: Some(left.id),
+            ..lab.sample_of(1, 110.0)
+        })
+        .unwrap();
+    store
+        .record_measurement(&NewMeasurement {
+            evaluation: Some(left.id),
+            side: Side::Bar,
+            pair: Some(first.id),
+            ..lab.sample_of(0, 100.0)
+        })
+        .unwrap();
+
+    assert_eq!(lab.run(), RunEnd::Idle);
+    // Only the samples it had not recorded ran, in the evaluation's own order.
+    assert_eq!(lab.order_since(3), ["B0.1", "C1.1", "C1.2", "B0.2"]);
+    let evaluations = lab.evaluations();
+    assert_eq!(evaluations.len(), 2);
+    assert_eq!(
+        (evaluations[1].id, evaluations[1].state),
+        (left.id, EvaluationState::Finished)
+    );
+    assert_eq!(lab.measurements().len(), 3 + 6);
+    assert!(lab.notes().contains(
+        &"candidate#1: resuming the evaluation an earlier tally run left (its recorded samples \
+          are kept, its jobs adopted)"
+            .to_string()
+    ));
+    assert_eq!(
+        lab.verdict(1),
+        (
+            Verdict::Keep,
+            "against candidate#0: score 110.0 vs 100.0 (+10.00; 97% worst case +10.00 over 3 \
+             pairs)"
+                .into()
+        )
+    );
+    assert_eq!(lab.run(), RunEnd::Idle);
+    assert_eq!(lab.served().len(), 3 + 4);
+}
+
+#[test]
+fn a_resumed_evaluation_runs_the_retry_its_killed_run_had_under_way() {
+    let lab = lab(&config(3, "")).adopting();
+    // The killed run recorded C1.0's first attempt, killed from outside by SIGTERM, and died
+    // during its retry.
+    let campaign = lab.campaign().id;
+    let store = &*lab.store;
+    let left = store
+        .queue_evaluation(&NewEvaluation {
+            campaign,
+            candidate: id(1),
+            bar: Some(id(0)),
+            kind: EvaluationKind::Judge,
+            repeats: 3,
+            queued: lab.clock_now(),
+        })
+        .unwrap();
+    store.start_evaluation(left.id, lab.clock_now()).unwrap();
+    let killed = store
+        .record_measurement(&NewMeasurement {
+            evaluation: Some(left.id),
+            metrics: Default::default(),
+            error: Some(Failure::Signal { signal: 15 }.to_string()),
+            ..lab.sample_of(1, 0.0)
+        })
+        .unwrap();
+
+    assert_eq!(lab.run(), RunEnd::Idle);
+    assert_eq!(
+        lab.order_since(3),
+        ["C1.0+", "B0.0", "B0.1", "C1.1", "C1.2", "B0.2"]
+    );
+    let retry = lab
+        .measurements()
+        .into_iter()
+        .find(|m| m.attempt == 2)
+        .expect("the retry is recorded");
+    assert_eq!(
+        (retry.evaluation, retry.retry_of, retry.error),
+        (Some(left.id), Some(killed.id), None)
+    );
+    assert_eq!(lab.evaluations()[1].state, EvaluationState::Finished);
+    assert_eq!(lab.verdict(1).0, Verdict::Keep);
 }
 
 #[test]

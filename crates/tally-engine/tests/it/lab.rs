@@ -188,6 +188,13 @@ impl Lab {
         }
     }
 
+    /// The same lab with a runner that adopts its attempts after a killed run (as Slurm's).
+    pub fn adopting(mut self) -> Self {
+        let runner = std::mem::replace(&mut self.runner, ScriptedRunner::new([]));
+        self.runner = runner.adopting();
+        self
+    }
+
     /// Answers every attempt from now on with `respond`.
     pub fn respond(&self, respond: impl FnMut(Ask) -> ScriptedAttempt + Send + 'static) {
         *self

@@ -91,10 +91,12 @@ pub(crate) fn script(
     text
 }
 
-/// The `sbatch` arguments of a held job (released once tally has recorded its id).
+/// The `sbatch` arguments of a held job (released once tally has recorded its id); `comment`
+/// tags it as this campaign's (`slurm::adopt`).
 pub(crate) fn sbatch_args(
     options: &SlurmOptions,
     name: &str,
+    comment: &str,
     files: &JobFiles,
     worktree: &Path,
 ) -> Vec<String> {
@@ -106,6 +108,7 @@ pub(crate) fn sbatch_args(
         format!("--error={}", files.stderr.display()),
         format!("--chdir={}", worktree.display()),
         "--ntasks=1".to_owned(),
+        format!("--comment={comment}"),
     ];
     args.extend(option_args(options));
     args.push(files.script.display().to_string());
@@ -178,8 +181,15 @@ mod tests {
             extra_args: vec!["--qos=high".into()],
         };
         let files = JobFiles::in_dir(Path::new("/w/a"));
-        let args = sbatch_args(&options, "tally-x", &files, Path::new("/w/a/checkout"));
-        let tail: Vec<&str> = args[7..].iter().map(String::as_str).collect();
+        let args = sbatch_args(
+            &options,
+            "tally-x",
+            "tally:00:sample-x",
+            &files,
+            Path::new("/w/a/checkout"),
+        );
+        assert_eq!(args[7], "--comment=tally:00:sample-x");
+        let tail: Vec<&str> = args[8..].iter().map(String::as_str).collect();
         assert_eq!(
             tail,
             [

@@ -8,12 +8,13 @@
 //! `proctrack/cgroup`, every process of the job is then gone). The outcome comes from files the
 //! job writes (`slurm::job`): the exit status file, stdout (METRIC lines) and stderr, the units and
 //! evidence files; a job Slurm ended first (its time limit, a node failure) is a failed sample
-//! with Slurm's state and reason.
+//! with Slurm's state and reason. A job outlives a `tally run` killed outright: the next run
+//! adopts it (`slurm::adopt`): asked for the same attempt, `run_attempt` watches the recorded job
+//! instead of submitting another, and jobs nothing wants any more are `scancel`led.
 //!
-//! Deliberately absent: adopting a job after tally itself was killed (its id is in the log
-//! directory; `scancel` it by hand) and running several jobs at once (one evaluation at a time,
-//! as locally).
+//! Deliberately absent: running several jobs at once (one evaluation at a time, as locally).
 
+mod adopt;
 mod cli;
 mod held;
 mod job;
@@ -32,6 +33,7 @@ use tally_contract::{
     SampleRequest, SampleRunner,
 };
 
+pub use adopt::Settled;
 pub use job::SlurmOptions;
 
 use crate::RunnerError;
@@ -116,6 +118,11 @@ impl SampleRunner for SlurmRunner {
         crate::checks::run_checks(&self.git, &self.worktree_root, request, cancel)
     }
 
+    /// A job outlives a killed `tally run`; the next one adopts it (`docs/team.md#adopting`).
+    fn adopts_attempts(&self) -> bool {
+        true
+    }
+
     fn run_attempt(&self, request: &SampleRequest, attempt: u32, cancel: &CancelToken) -> Attempt {
         let mut result = Attempt {
             attempt,
@@ -134,18 +141,24 @@ impl SampleRunner for SlurmRunner {
             return classified(request, result, "", None);
         }
         let label = format!("{}-{}-a{attempt}", request.side, request.sample);
-        let checkout = match Checkout::create(
-            &self.git,
-            &self.worktree_root,
-            &label,
-            &request.revision,
-            &request.command.links,
-        ) {
-            Ok(checkout) => checkout,
-            Err(why) => {
-                result.outcome = Outcome::CheckoutFailed(why);
-                return classified(request, result, "", None);
-            }
+        let job_id_file = request.log_dir.join(format!("{label}.slurm-job"));
+        // A job a killed `tally run` submitted for this very attempt is adopted, not run again.
+        let adopted = adopt::recorded(&job_id_file, &self.worktree_root);
+        let checkout = match &adopted {
+            Some(job) => Checkout::adopt(&self.git, &job.dir),
+            None => match Checkout::create(
+                &self.git,
+                &self.worktree_root,
+                &label,
+                &request.revision,
+                &request.command.links,
+            ) {
+                Ok(checkout) => checkout,
+                Err(why) => {
+                    result.outcome = Outcome::CheckoutFailed(why);
+                    return classified(request, result, "", None);
+                }
+            },
         };
         let units_path = checkout.units_file();
         let evidence_path = checkout.evidence_file();
@@ -157,15 +170,21 @@ impl SampleRunner for SlurmRunner {
             ("TALLY_SIDE".into(), request.side.as_str().into()),
             ("TALLY_SAMPLE".into(), request.sample.to_string().into()),
         ];
-        let job_id_file = request.log_dir.join(format!("{label}.slurm-job"));
-        let id = match self.submit(
-            &files,
-            checkout.worktree(),
-            &request.command.argv,
-            &env,
-            &label,
-            &job_id_file,
-        ) {
+        let submitted = match adopted {
+            Some(job) => {
+                adopt::release_if_held(&job.id);
+                Ok(job.id)
+            }
+            None => self.submit(
+                &files,
+                checkout.worktree(),
+                &request.command.argv,
+                &env,
+                &label,
+                &job_id_file,
+            ),
+        };
+        let id = match submitted {
             Ok(id) => id,
             Err(why) => {
                 result.outcome = Outcome::SpawnFailed(why);
@@ -219,7 +238,8 @@ impl SampleRunner for SlurmRunner {
 }
 
 impl SlurmRunner {
-    /// Writes the script, submits it held, records the id in `job_id_file`, releases it.
+    /// Writes the script, records the attempt directory next to `job_id_file`, submits the
+    /// script held, records the id in `job_id_file`, releases it.
     fn submit(
         &self,
         files: &JobFiles,
@@ -240,10 +260,32 @@ impl SlurmRunner {
                     files.script.display()
                 )
             })?;
-        let args = sbatch_args(&self.options, &format!("tally-{label}"), files, worktree);
+        let dir = request_dir(&files.script);
+        let recorded_dir = std::fs::create_dir_all(request_dir(job_id_file)).and_then(|()| {
+            std::fs::write(adopt::dir_file(job_id_file), format!("{}\n", dir.display()))
+        });
+        if let Err(err) = recorded_dir {
+            return Err(format!(
+                "could not record the attempt directory in {}: {err}",
+                adopt::dir_file(job_id_file).display()
+            ));
+        }
+        let name = format!("tally-{label}");
+        let comment = adopt::comment(&self.worktree_root, &dir);
+        let args = sbatch_args(&self.options, &name, &comment, files, worktree);
         let answer = slurm("sbatch", &args).map_err(|why| {
+            // An sbatch that did not answer may still have queued the (held) job.
+            let cancelled = if why.contains("did not answer within") {
+                adopt::cancel_unrecorded(&name, &comment)
+            } else {
+                Vec::new()
+            };
+            let cancelled = match cancelled.as_slice() {
+                [] => String::new(),
+                ids => format!(" (the job it queued, {}, was cancelled)", ids.join(", ")),
+            };
             format!(
-                "could not submit the job ({}): {why}",
+                "could not submit the job ({}): {why}{cancelled}",
                 shown_options(&self.options)
             )
         })?;
@@ -253,8 +295,7 @@ impl SlurmRunner {
                 answer.trim()
             )
         })?;
-        let recorded = std::fs::create_dir_all(request_dir(job_id_file))
-            .and_then(|()| std::fs::write(job_id_file, format!("{id}\n")));
+        let recorded = std::fs::write(job_id_file, format!("{id}\n"));
         if let Err(err) = recorded {
             cancel_job(&id);
             return Err(format!(

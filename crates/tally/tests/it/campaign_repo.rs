@@ -16,7 +16,8 @@
 //! `term_at=<side>-<sample>` makes it die of SIGTERM (once, creating `$E2E_DIR/termed`);
 //! `units=1` writes `tok_s` split evenly over two units, `a` and `b`, to `TALLY_UNITS_FILE`;
 //! `slow=<side>-<sample>,...` makes those samples 25% slower (`tok_s` / 1.25), as a throttled
-//! GPU would.
+//! GPU would; `count=1` appends `<candidate> <side> <sample>` to `$E2E_DIR/runs` as the sample
+//! starts, so a test can count how often each sample really ran.
 //!
 //! Deliberately absent: assertions about tally's behaviour (the test modules make them).
 
@@ -32,6 +33,7 @@ pub const BENCH: &str = r#"#!/bin/sh
 # The scripted benchmark of tally's end-to-end tests: bench.conf says what to print.
 set -eu
 conf() { sed -n "s/^$1=//p" bench.conf | tail -n 1; }
+[ -z "$(conf count)" ] || echo "$TALLY_CANDIDATE $TALLY_SIDE $TALLY_SAMPLE" >> "$E2E_DIR/runs"
 case "$(conf mode)" in
 hang)
     # Grandchildren that a careless timeout would leave running, one in a session of its own.

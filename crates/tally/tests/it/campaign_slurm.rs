@@ -1,7 +1,9 @@
 //! `[executor] kind = "slurm"` (`docs/team.md#executor`) against a real Slurm cluster: a
 //! campaign judged through batch jobs reaches the verdicts the local executor reaches; a hanging
 //! benchmark is cancelled at `evaluate_timeout` with every grandchild gone; a job that runs past
-//! Slurm's own time limit is a failed sample with Slurm's reason.
+//! Slurm's own time limit is a failed sample with Slurm's reason; after `kill -9` of `tally run`,
+//! the next run adopts the jobs it left — pending, or finished meanwhile — and cancels the
+//! campaign's stray ones, so that every sample runs once (`docs/team.md#adopting`).
 //!
 //! They need `sbatch` and a cluster whose node is up (`scripts/slurm-test-cluster.sh start`
 //! makes one on this machine); otherwise each test prints a `SKIPPED` line and returns.
@@ -272,4 +274,233 @@ fn ctrl_c_during_a_slurm_sample_cancels_the_job_and_everything_in_it() {
         states.iter().all(|s| s == "CANCELLED" || s == "COMPLETED"),
         "{states:?}"
     );
+}
+
+/// Every `.slurm-job` file under the repository's log directory, with the id it records.
+fn job_files(repo: &CampaignRepo) -> std::collections::BTreeMap<std::path::PathBuf, String> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut dirs = vec![repo.root().join(".tally/logs")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "slurm-job") {
+                let id = std::fs::read_to_string(&path).unwrap().trim().to_owned();
+                files.insert(path, id);
+            }
+        }
+    }
+    files
+}
+
+/// A job's `Key=Value` field as `scontrol show job -o` shows it.
+fn job_field(id: &str, key: &str) -> String {
+    let shown = Command::new("scontrol")
+        .args(["show", "job", "-o", id])
+        .output()
+        .unwrap();
+    let prefix = format!("{key}=");
+    text(&shown.stdout)
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix(&prefix).map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Waits (at most 60 s) for the first `.slurm-job` file that is not in `before`.
+fn wait_for_new_job(
+    repo: &CampaignRepo,
+    before: &std::collections::BTreeMap<std::path::PathBuf, String>,
+) -> (std::path::PathBuf, String) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let new = job_files(repo)
+            .into_iter()
+            .find(|(path, id)| !before.contains_key(path) && !id.is_empty());
+        if let Some(found) = new {
+            return found;
+        }
+        assert!(std::time::Instant::now() < deadline, "no new Slurm job");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// The ids of the jobs Slurm still lists (not finished) whose comment starts with `tag`.
+fn listed_with_tag(tag: &str) -> Vec<String> {
+    let out = Command::new("squeue")
+        .args(["--noheader", "--format=%i|%k"])
+        .output()
+        .unwrap();
+    text(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('|'))
+        .filter(|(_, comment)| comment.starts_with(tag))
+        .map(|(id, _)| id.trim().to_owned())
+        .collect()
+}
+
+/// The slot's tag of a job tally submitted: its comment up to the attempt directory's name.
+fn tag_of(id: &str) -> String {
+    let comment = job_field(id, "Comment");
+    let cut = comment.rfind(':').expect("a tally job's comment") + 1;
+    comment[..cut].to_owned()
+}
+
+/// Every sample the benchmark started (`count=1`), as `<candidate> <side> <sample>`, sorted,
+/// and every sample the store recorded, the same way: each job that ran is one measurement.
+fn runs_and_measurements(repo: &CampaignRepo, status: &Value) -> (Vec<String>, Vec<String>) {
+    let runs = std::fs::read_to_string(repo.signals().join("runs")).unwrap_or_default();
+    let mut runs: Vec<String> = runs.lines().map(str::to_owned).collect();
+    runs.sort();
+    let mut recorded: Vec<String> = status["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| {
+            let id = c["id"].as_u64().unwrap();
+            c["measurements"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |m| format!("{id} {} {}", m["side"].as_str().unwrap(), m["sample"]))
+        })
+        .collect();
+    recorded.sort();
+    (runs, recorded)
+}
+
+#[test]
+fn kill_9_of_tally_with_a_running_slurm_job_reads_the_job_that_finished_meanwhile() {
+    use std::process::Stdio;
+    if !cluster_up("kill_9_of_tally_with_a_running_slurm_job_reads_the_job_that_finished_meanwhile")
+    {
+        return;
+    }
+    let repo = CampaignRepo::new();
+    repo.start_campaign(ON_SLURM, "tok_s=1000\nnoise=0.01\nseed=1\ncount=1\n");
+    repo.propose(&["tok_s=1250\nnoise=0.01\nseed=3\ncount=1\nstall_at=candidate-1\n"]);
+    let before = job_files(&repo);
+    let mut run = repo
+        .command(&["run", "--until-idle"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The pair C B, B C: candidate sample 1, the fourth, stalls in its job.
+    repo.wait_for_signal("stalled");
+    run.kill().unwrap(); // SIGKILL: tally gets no chance to cancel anything
+    run.wait().unwrap();
+    let (stalled_file, stalled) = job_files(&repo)
+        .into_iter()
+        .filter(|(path, _)| !before.contains_key(path))
+        .find(|(path, _)| path.ends_with("candidate-1-a1.slurm-job"))
+        .expect("the stalled sample's job is recorded");
+    assert_eq!(job_field(&stalled, "JobState"), "RUNNING");
+    // The job finishes while no tally runs.
+    repo.signal("release");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while job_field(&stalled, "JobState") != "COMPLETED" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the released job did not complete"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // A held job with the campaign's tag and no id on record, as an `sbatch` that did not
+    // answer in time leaves one: nothing wants it.
+    let tag = tag_of(&stalled);
+    let stray = Command::new("sbatch")
+        .args([
+            "--parsable",
+            "--hold",
+            "--job-name=tally-stray",
+            &format!("--comment={tag}sample-stray"),
+            "--output=/dev/null",
+            "--wrap=sleep 300",
+        ])
+        .output()
+        .unwrap();
+    assert!(stray.status.success(), "{}", text(&stray.stderr));
+    let stray = text(&stray.stdout).trim().to_owned();
+
+    let out = repo.run_until_idle();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("adopting 1 Slurm job(s) an earlier tally run left"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "cancelled 1 Slurm job(s) an earlier tally run left that nothing needs any more: {stray}"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(job_field(&stray, "JobState"), "CANCELLED");
+    // The finished job was read, not run again: every sample ran once and is one measurement,
+    // all of one evaluation, and the verdict is the one of an uninterrupted run.
+    let status = repo.status_json();
+    let (runs, recorded) = runs_and_measurements(&repo, &status);
+    assert_eq!(runs, recorded);
+    assert_eq!(runs.len(), 2 + 4, "{runs:?}");
+    assert_eq!(
+        std::fs::read_to_string(&stalled_file).unwrap().trim(),
+        stalled
+    );
+    let samples = own_samples(&status, 1);
+    assert_eq!(samples.len(), 2, "{samples:#?}");
+    assert!(samples.iter().all(|m| m["error"].is_null()), "{samples:#?}");
+    assert_eq!(samples[0]["evaluation"], samples[1]["evaluation"]);
+    assert_eq!(verdicts(&status), ["keep", "keep"]);
+    let reason = candidate(&status, 1)["reason"].as_str().unwrap();
+    assert!(reason.ends_with("over 2 pairs)"), "{reason}");
+    assert!(listed_with_tag(&tag).is_empty());
+    assert!(repo.leftover_checkouts().is_empty());
+}
+
+#[test]
+fn kill_9_of_tally_with_a_pending_slurm_job_adopts_it_and_runs_it_once() {
+    use std::process::Stdio;
+    if !cluster_up("kill_9_of_tally_with_a_pending_slurm_job_adopts_it_and_runs_it_once") {
+        return;
+    }
+    let repo = CampaignRepo::new();
+    // Every job waits 10 s in the queue (`Reason=BeginTime`) before Slurm starts it.
+    let config = ON_SLURM
+        .replace("repeats = 2", "repeats = 1\ndeterministic = true")
+        .replace("cpus = 1", "cpus = 1\nextra_args = [\"--begin=now+10\"]");
+    repo.start_campaign(&config, "tok_s=1000\nnoise=0\ncount=1\n");
+    repo.propose(&["tok_s=1250\nnoise=0\ncount=1\n"]);
+    let before = job_files(&repo);
+    let mut run = repo
+        .command(&["run", "--until-idle"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (file, id) = wait_for_new_job(&repo, &before);
+    run.kill().unwrap();
+    run.wait().unwrap();
+    // Queued (held, if tally was killed before it released it; else waiting for its start).
+    assert_eq!(job_field(&id, "JobState"), "PENDING");
+    let tag = tag_of(&id);
+
+    let out = repo.run_until_idle();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("adopting 1 Slurm job(s) an earlier tally run left"),
+        "{stderr}"
+    );
+    // The adopted job is the sample's only one: it ran once and was recorded once.
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), id);
+    assert_eq!(job_field(&id, "JobState"), "COMPLETED");
+    let status = repo.status_json();
+    let (runs, recorded) = runs_and_measurements(&repo, &status);
+    assert_eq!(runs, recorded);
+    assert_eq!(runs, ["0 candidate 0", "1 candidate 0"]);
+    assert_eq!(verdicts(&status), ["keep", "keep"]);
+    assert!(own_samples(&status, 1)[0]["error"].is_null());
+    assert!(listed_with_tag(&tag).is_empty());
+    assert!(repo.leftover_checkouts().is_empty());
 }

@@ -76,6 +76,13 @@ impl SampleRunner for CampaignRunner {
             Self::Slurm(runner) => runner.run_attempt(request, attempt, cancel),
         }
     }
+
+    fn adopts_attempts(&self) -> bool {
+        match self {
+            Self::Local(runner) => runner.adopts_attempts(),
+            Self::Slurm(runner) => runner.adopts_attempts(),
+        }
+    }
 }
 
 /// The checkouts' root of evaluation slot `slot` under a campaign's `root`.

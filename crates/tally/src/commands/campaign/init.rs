@@ -83,7 +83,8 @@ pub fn run(args: &InitArgs, options: &CampaignOptions) -> anyhow::Result<Status>
         workspace.ensure_tally_dir()?;
         let name = &loaded.settings.name;
         let lock = workspace.lock_campaign(name)?;
-        super::run::clean_up_after_killed_commands(&workspace, &runner)?;
+        // Jobs a killed run left are cancelled: `tally run` resumes their evaluations.
+        super::run::clean_up_after_killed_commands(&workspace, &runner, &[])?;
         Some(lock)
     };
     let progress = Progress::new();

@@ -6,10 +6,12 @@
 //! stopped, 3 when held (the reason on stderr), 128 + the signal's number when SIGINT (130),
 //! SIGTERM (143) or SIGHUP (129) interrupted it.
 
-use tally_engine::RunEnd;
-use tally_runner::prune_leftovers;
+use std::path::PathBuf;
 
-use super::context::Workspace;
+use tally_engine::RunEnd;
+use tally_runner::prune_leftovers_keeping;
+
+use super::context::{CampaignRunner, Workspace};
 use super::implement;
 use super::implement::Driven;
 use super::progress::{Progress, interrupt_token, interrupting_signal};
@@ -19,12 +21,33 @@ use crate::exit::Status;
 use crate::printer;
 
 /// Removes the checkouts and stops the processes that a killed `tally run` or `tally init` left
-/// (the caller holds the run lock, so none of them is in use), and says so.
+/// (the caller holds the run lock, so none of them is in use), and says so. On Slurm, the jobs
+/// recorded in the log directories `wanted` (of the evaluations the engine resumes) stay, with
+/// their checkouts (`docs/team.md#adopting`); every other job of this slot is `scancel`led.
 pub(super) fn clean_up_after_killed_commands(
     workspace: &Workspace,
-    runner: &super::context::CampaignRunner,
+    runner: &CampaignRunner,
+    wanted: &[PathBuf],
 ) -> anyhow::Result<()> {
-    let pruned = prune_leftovers(&workspace.git, runner.worktree_root())?;
+    let mut keep = Vec::new();
+    if let CampaignRunner::Slurm(slurm) = runner {
+        let settled = slurm.settle_leftovers(wanted).map_err(anyhow::Error::msg)?;
+        if !settled.kept.is_empty() {
+            printer::note(&format!(
+                "adopting {} Slurm job(s) an earlier tally run left",
+                settled.kept.len()
+            ));
+        }
+        if !settled.cancelled.is_empty() {
+            printer::note(&format!(
+                "cancelled {} Slurm job(s) an earlier tally run left that nothing needs any more: {}",
+                settled.cancelled.len(),
+                settled.cancelled.join(", ")
+            ));
+        }
+        keep = settled.kept;
+    }
+    let pruned = prune_leftovers_keeping(&workspace.git, runner.worktree_root(), &keep)?;
     if !pruned.directories.is_empty() || !pruned.killed.is_empty() {
         printer::note(&format!(
             "removed {} checkout(s) and stopped {} process(es) left by an earlier tally run",
@@ -43,10 +66,11 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     workspace.ensure_tally_dir()?;
     let name = &loaded.settings.name;
     // The worker slots this process works: the run lock with one slot, the first free of several
-    // on PostgreSQL, every free one with Slurm (docs/team.md#slurm-slots).
-    let crew = Crew::assemble(&workspace, &loaded)?;
-    refuse_implementers_with_several_workers(&loaded.settings, &*crew.primary().store)?;
+    // on PostgreSQL, every free one with Slurm (docs/team.md#slurm-slots); the Slurm jobs of the
+    // evaluations a slot's engine resumes are adopted (docs/team.md#adopting).
     let progress = Progress::new();
+    let crew = Crew::assemble(&workspace, &loaded, &progress)?;
+    refuse_implementers_with_several_workers(&loaded.settings, &*crew.primary().store)?;
     let engine = crew.primary_engine(&workspace, &loaded, &progress);
     let cancel = interrupt_token();
     let run_all =

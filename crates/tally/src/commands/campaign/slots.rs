@@ -44,8 +44,13 @@ pub struct Crew {
 
 impl Crew {
     /// Takes the slots this `tally run` works and prepares a worker for each, after removing
-    /// what killed predecessors on those slots left.
-    pub fn assemble(workspace: &Workspace, loaded: &Loaded) -> anyhow::Result<Self> {
+    /// what killed predecessors on those slots left — except the Slurm jobs of the evaluations
+    /// the slot's engine resumes, which it adopts (`docs/team.md#adopting`).
+    pub fn assemble(
+        workspace: &Workspace,
+        loaded: &Loaded,
+        progress: &Progress,
+    ) -> anyhow::Result<Self> {
         let settings = &loaded.settings;
         let slots = settings.evaluation_slots;
         let many = slots > 1 && matches!(settings.executor, ExecutorSettings::Slurm(_));
@@ -64,7 +69,9 @@ impl Crew {
                 _ => workspace.open_store_as_worker(slot)?,
             };
             let runner = workspace.runner(settings, slot)?;
-            clean_up_after_killed_commands(workspace, &runner)?;
+            let resumed =
+                engine(workspace, &*store, &runner, loaded, progress).resumed_log_dirs()?;
+            clean_up_after_killed_commands(workspace, &runner, &resumed)?;
             workers.push(Worker { store, runner });
         }
         if workers.len() > 1 {
