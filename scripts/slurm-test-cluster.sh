@@ -175,6 +175,12 @@ start() {
       return 1
     }
   done
+  # Another checkout's cluster: writing the conf under it would break it (and its ports are busy).
+  if pgrep -x slurmctld >/dev/null 2>&1 &&
+    ! alive "$(cat "$DIR/slurmctld.pid" 2>/dev/null || true)" slurmctld; then
+    say "a slurmctld already runs ($(grep -h '^StateSaveLocation=' "$CONF" 2>/dev/null || echo 'not from this checkout')); use it, or stop it with its checkout's scripts/slurm-test-cluster.sh stop"
+    return 1
+  fi
   if [ -f "$CONF" ] && ! ours "$CONF"; then
     say "$CONF exists and was not written by this script; set SLURM_CONF to another path"
     return 1

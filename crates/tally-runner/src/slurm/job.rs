@@ -109,6 +109,9 @@ pub(crate) fn sbatch_args(
         format!("--chdir={}", worktree.display()),
         "--ntasks=1".to_owned(),
         format!("--comment={comment}"),
+        // A job its node failed under ends NODE_FAIL, a failed sample: never started again by
+        // Slurm behind tally's back (a sample is measured once, tally decides any retry).
+        "--no-requeue".to_owned(),
     ];
     args.extend(option_args(options));
     args.push(files.script.display().to_string());
@@ -189,7 +192,8 @@ mod tests {
             Path::new("/w/a/checkout"),
         );
         assert_eq!(args[7], "--comment=tally:00:sample-x");
-        let tail: Vec<&str> = args[8..].iter().map(String::as_str).collect();
+        assert_eq!(args[8], "--no-requeue");
+        let tail: Vec<&str> = args[9..].iter().map(String::as_str).collect();
         assert_eq!(
             tail,
             [

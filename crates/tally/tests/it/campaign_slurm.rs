@@ -1,7 +1,7 @@
 //! `[executor] kind = "slurm"` (`docs/team.md#executor`) against a real Slurm cluster: a
 //! campaign judged through batch jobs reaches the verdicts the local executor reaches; a hanging
 //! benchmark is cancelled at `evaluate_timeout` with every grandchild gone; a job that runs past
-//! Slurm's own time limit is a failed sample with Slurm's reason; after `kill -9` of `tally run`,
+//! Slurm's own time limit, or a node that fails under it, is a failed sample with Slurm's reason; after `kill -9` of `tally run`,
 //! the next run adopts the jobs it left — pending, or finished meanwhile — and cancels the
 //! campaign's stray ones, so that every sample runs once (`docs/team.md#adopting`).
 //!
@@ -213,6 +213,100 @@ fn a_job_past_slurms_time_limit_is_a_failed_sample_with_slurms_reason() {
             && error.contains(
                 " ended TIMEOUT (it ran past the job's time limit, [executor] time_limit)"
             ),
+        "{error}"
+    );
+    let survivors = processes_mentioning(&repo.marker());
+    assert!(survivors.is_empty(), "survivors: {survivors:?}");
+    assert!(repo.leftover_checkouts().is_empty());
+}
+
+/// Brings the test cluster's nodes back when dropped (`scontrol update … state=resume`) and
+/// waits until one is usable again, so a failing assertion leaves no node down for other tests.
+struct NodesDown(String);
+
+impl NodesDown {
+    /// Marks `nodes` DOWN: Slurm kills the jobs running on them.
+    fn now(nodes: &str) -> Self {
+        let out = Command::new("scontrol")
+            .args(["update", &format!("nodename={nodes}"), "state=down"])
+            .arg("reason=tally test: node failure")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        Self(nodes.to_owned())
+    }
+}
+
+impl Drop for NodesDown {
+    fn drop(&mut self) {
+        let _ = Command::new("scontrol")
+            .args(["update", &format!("nodename={}", self.0), "state=resume"])
+            .output();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !cluster_up("(waiting for the node to come back)")
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+}
+
+/// A `tally run` that gets SIGINT (and so cancels its job) if the test fails before it ends.
+struct Interrupted(Option<std::process::Child>);
+
+impl Drop for Interrupted {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.as_mut() {
+            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+            let _ = child.wait();
+        }
+    }
+}
+
+#[test]
+fn a_node_that_fails_under_a_slurm_job_is_a_failed_sample_with_slurms_reason() {
+    use std::process::Stdio;
+    if !cluster_up("a_node_that_fails_under_a_slurm_job_is_a_failed_sample_with_slurms_reason") {
+        return;
+    }
+    let repo = CampaignRepo::new();
+    let config = ON_SLURM
+        .replace("evaluate_timeout = 120", "evaluate_timeout = 600")
+        .replace("repeats = 2", "repeats = 1\ndeterministic = true");
+    repo.start_campaign(&config, "tok_s=1000\nnoise=0\n");
+    repo.propose(&["tok_s=1000\nnoise=0\nsleep=400\n"]);
+    let before = job_files(&repo);
+    let mut run = Interrupted(Some(
+        repo.command(&["run", "--until-idle"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
+    let (_, id) = wait_for_new_job(&repo, &before);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while job_field(&id, "JobState") != "RUNNING" {
+        assert!(std::time::Instant::now() < deadline, "job {id} never ran");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Submitted with `--no-requeue`: Slurm will not start it again once the node is back.
+    assert_eq!(job_field(&id, "Requeue"), "0");
+    let nodes = job_field(&id, "NodeList");
+    let down = NodesDown::now(&nodes);
+    let out = run.0.take().unwrap().wait_with_output().unwrap();
+    drop(down);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let status = repo.status_json();
+    assert_eq!(candidate(&status, 1)["verdict"], "crash");
+    // One sample, one job: Slurm did not requeue it (`--no-requeue`) and tally did not retry it.
+    let samples = own_samples(&status, 1);
+    assert_eq!(samples.len(), 1, "{samples:#?}");
+    let error = samples[0]["error"].as_str().unwrap();
+    assert!(
+        error.starts_with(&format!(
+            "the batch system ended the job: Slurm job {id} ended NODE_FAIL"
+        )),
         "{error}"
     );
     let survivors = processes_mentioning(&repo.marker());
