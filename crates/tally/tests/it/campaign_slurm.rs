@@ -80,19 +80,7 @@ fn own_samples(status: &Value, id: u64) -> Vec<Value> {
 
 /// Every Slurm job id tally recorded in the repository's log directory.
 pub(crate) fn recorded_jobs(repo: &CampaignRepo) -> Vec<String> {
-    let mut ids = Vec::new();
-    let mut dirs = vec![repo.root().join(".tally/logs")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "slurm-job") {
-                ids.push(std::fs::read_to_string(&path).unwrap().trim().to_owned());
-            }
-        }
-    }
-    ids
+    job_files(repo).into_values().collect()
 }
 
 #[test]

@@ -87,13 +87,13 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
         implement::settle_leftovers(&workspace, &loaded, ideas, &engine, &cancel)?;
     }
     // Without an [implementer] table, every worker slot judges the queue at once.
-    let (Some(ideas), Some(_)) = (ideas, loaded.settings.implementer.as_ref()) else {
+    let (Some(ideas), Some(settings)) = (ideas, loaded.settings.implementer.as_ref()) else {
         return report(run_all(args.until_idle)?, name, &progress);
     };
     // Judge what is queued and launch implementers on ready ideas, as `overlap` and
     // `max_concurrent` allow, until nothing runs, is queued or is ready
     // (docs/implementers.md#runs, docs/implementers.md#parallel).
-    match implement::drive(&workspace, &loaded, ideas, &engine, &cancel)? {
+    match implement::drive(&workspace, &loaded, settings, ideas, &engine, &cancel)? {
         Driven::Idle => {}
         Driven::End(end) => return report(end, name, &progress),
         Driven::AgentsInterrupted(agents) => {

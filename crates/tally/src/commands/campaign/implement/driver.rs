@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::thread::Scope;
 use std::time::Duration;
 
-use tally_config::Overlap;
+use tally_config::{ImplementerSettings, Overlap};
 use tally_engine::{Engine, RunEnd};
 use tally_process::{CancelToken, End};
 use tally_store::ImplementerStore;
@@ -50,16 +50,11 @@ struct Driver<'a> {
 pub fn drive(
     workspace: &Workspace,
     loaded: &Loaded,
+    settings: &ImplementerSettings,
     store: &dyn ImplementerStore,
     engine: &Engine<'_>,
     cancel: &CancelToken,
 ) -> anyhow::Result<Driven> {
-    let Some(settings) = loaded.settings.implementer.as_ref() else {
-        return Ok(match engine.run(true, cancel)? {
-            RunEnd::Idle => Driven::Idle,
-            end => Driven::End(end),
-        });
-    };
     let slots = match settings.overlap {
         Overlap::Parallel => Some(settings.max_concurrent.max(1) as usize),
         Overlap::Serial => None,
