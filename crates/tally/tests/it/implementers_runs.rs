@@ -41,6 +41,15 @@ finding)
 no-commit) : ;;
 dirty) printf 'tok_s=1300\n' > bench.conf; echo noise > .aider.chat.history.md ;;
 noise) echo noise > .aider.chat.history.md ;;
+delete-pins)
+    git for-each-ref --format='%(refname)' refs/tally | while read -r pin; do git update-ref -d "$pin"; done
+    commit_each ;;
+continue)
+    # Run 1 leaves its edit unsaved; a later run commits it when its worktree already has it.
+    cp bench.conf "$E2E_DIR/conf-$TALLY_RUN"
+    if [ "$TALLY_RUN" = 1 ]; then printf 'tok_s=1300\n' > bench.conf
+    elif grep -q 'tok_s=1300' bench.conf; then git commit -qam "agent: finish run 1's edit"
+    fi ;;
 fail) commit_each; echo "agent: the model refused" >&2; exit 3 ;;
 leave-base) git checkout -q --orphan elsewhere; git commit -qm "no history" ;;
 revert) git commit -q --allow-empty -m "nothing changed" ;;

@@ -28,6 +28,7 @@ mod implementers_ideas;
 mod implementers_parallel;
 mod implementers_postgres;
 mod implementers_presets;
+mod implementers_recovery;
 mod implementers_runs;
 mod import_cli;
 mod reference;

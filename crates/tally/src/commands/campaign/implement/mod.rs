@@ -5,7 +5,7 @@
 //! run and the idea settled. `driver` runs one agent at a time or, with `overlap = "parallel"`,
 //! several while the queue is judged. A run left unsettled by a killed `tally run` is settled
 //! first: its agent adopted while alive (`adopt`), then collected. `trailers` reads the
-//! `Tally-Eval`/`Tally-Note` trailers; `breaker` pauses launches after runs that did not start.
+//! `Tally-Eval`/`Tally-Note` trailers; `pins` restores the refs that keep runs' commits; `breaker` pauses launches after runs that did not start.
 
 mod adopt;
 mod agent;
@@ -17,6 +17,7 @@ mod glob;
 pub mod history;
 mod launch;
 mod merge;
+mod pins;
 mod queue;
 mod trailers;
 pub mod usage;
@@ -290,11 +291,7 @@ fn finish_with(
         .candidate(campaign.id, run.started.base)?
         .map(|c| c.revision)
         .unwrap_or_default();
-    let pin_prefix = format!(
-        "refs/tally/{}/runs/{}",
-        ref_name(&campaign.name),
-        run.number
-    );
+    let pin_prefix = pins::run_prefix(&campaign.name, run.number);
     let collected = if worktree.is_dir() {
         let collected = collect::collect(
             workspace.root(),
@@ -371,6 +368,15 @@ fn finish_with(
             ended: UnixMillis::now(),
         },
     )?;
+    // The agent shared the repository's refs: put back the pins it deleted or moved.
+    let restored = pins::restore(workspace, store, campaign)?;
+    if restored > 0 {
+        printer::note(&format!(
+            "restored {restored} pin(s) under refs/tally/{}/ deleted or moved while run#{} worked",
+            ref_name(&campaign.name),
+            run.number
+        ));
+    }
     // A run that did not start ran no agent: there is no usage to read.
     if let Some(settings) = settings.filter(|_| end != RunEnd::NotStarted) {
         record_usage(store, campaign, run.number, &dir, settings)?;

@@ -12,7 +12,7 @@ use tally_store::{HeadUpdate, Idea, ImplementerStore, Run, RunCommit, VerdictWri
 
 use super::super::context::Workspace;
 use super::merge::{self, Onto};
-use super::{collect, glob, needs_identity, ref_name, trailers};
+use super::{collect, glob, needs_identity, pins, trailers};
 use crate::printer;
 
 /// Queues the run's own commits as candidates, in order; one whose tree differs from the base in
@@ -248,12 +248,7 @@ fn onto_moved_head(
             ))
         }
         Onto::Merged(merged) => {
-            let pin = format!(
-                "refs/tally/{}/runs/{}/merge-{}",
-                ref_name(&campaign.name),
-                run.number,
-                i + 1
-            );
+            let pin = pins::merge_pin(&campaign.name, run.number, i + 1);
             workspace.git.command(&["update-ref", &pin, &merged])?;
             // The agent's commit first, so the candidates keep the run's order; its verdict
             // names the merge, added next.
@@ -274,6 +269,7 @@ fn onto_moved_head(
                 Some(RunCommit {
                     revision: merged,
                     candidate: Some(merge),
+                    // Starts with pins::MERGE_NOTE, which tells the merge pins apart.
                     note: format!("queued: {merge_note}"),
                 }),
             ))

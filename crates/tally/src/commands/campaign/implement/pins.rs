@@ -1,0 +1,127 @@
+//! The refs that keep implementer commits alive (`docs/implementers.md#pins`): each run's
+//! commits are pinned as `refs/tally/<campaign>/runs/<run>/<i>` and its merges as
+//! `.../merge-<i>`. An agent's worktree shares the repository's refs, so an agent can delete or
+//! move them; at each collection every pin the store knows of is rewritten when it is missing
+//! or moved, as long as its commit still exists.
+
+use std::collections::BTreeMap;
+
+use tally_model::Campaign;
+use tally_store::{ImplementerStore, RunCommit};
+
+use super::super::context::Workspace;
+use super::ref_name;
+
+/// The note of a run's merge commit starts with this (`queue::onto_moved_head`).
+pub const MERGE_NOTE: &str = "queued: merge: ";
+
+/// The prefix of run `run`'s pins: `refs/tally/<campaign>/runs/<run>`.
+pub fn run_prefix(campaign: &str, run: u32) -> String {
+    format!("{}/runs/{run}", campaign_prefix(campaign))
+}
+
+/// The prefix of every pin of the campaign: `refs/tally/<campaign>`.
+fn campaign_prefix(campaign: &str) -> String {
+    format!("refs/tally/{}", ref_name(campaign))
+}
+
+/// The name of the merge pin after the run's `i`-th (1-based) own commit.
+pub fn merge_pin(campaign: &str, run: u32, i: usize) -> String {
+    format!("{}/merge-{i}", run_prefix(campaign, run))
+}
+
+/// The pins of one settled run, `(ref, commit)`: its own commits numbered from 1 in the order
+/// collected, each merge after the own commit it merged.
+fn of_run(campaign: &str, run: u32, commits: &[RunCommit]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut own = 0;
+    for c in commits {
+        if c.note.starts_with(MERGE_NOTE) {
+            out.push((merge_pin(campaign, run, own), c.revision.clone()));
+        } else {
+            own += 1;
+            out.push((
+                format!("{}/{own}", run_prefix(campaign, run)),
+                c.revision.clone(),
+            ));
+        }
+    }
+    out
+}
+
+/// Rewrites every pin of the campaign's settled runs that is missing or points elsewhere, when
+/// its commit still exists; answers how many were rewritten.
+pub fn restore(
+    workspace: &Workspace,
+    store: &dyn ImplementerStore,
+    campaign: &Campaign,
+) -> anyhow::Result<usize> {
+    let git = &workspace.git;
+    let listed = git.command(&[
+        "for-each-ref",
+        "--format=%(refname) %(objectname)",
+        &format!("{}/", campaign_prefix(&campaign.name)),
+    ])?;
+    let present: BTreeMap<&str, &str> = listed.lines().filter_map(|l| l.split_once(' ')).collect();
+    let mut restored = 0;
+    for run in store.list_runs(campaign.id)? {
+        let Some(settled) = &run.settled else {
+            continue;
+        };
+        for (name, commit) in of_run(&campaign.name, run.number, &settled.commits) {
+            if present.get(name.as_str()) == Some(&commit.as_str()) {
+                continue;
+            }
+            // Objects are not collected at once: a commit whose pin went is usually still here.
+            if git
+                .command(&["cat-file", "-e", &format!("{commit}^{{commit}}")])
+                .is_err()
+            {
+                continue;
+            }
+            git.command(&["update-ref", &name, &commit])?;
+            restored += 1;
+        }
+    }
+    Ok(restored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit(revision: &str, note: &str) -> RunCommit {
+        RunCommit {
+            revision: revision.into(),
+            candidate: None,
+            note: note.into(),
+        }
+    }
+
+    #[test]
+    fn own_commits_are_numbered_and_merges_follow_the_commit_they_merged() {
+        let pins = of_run(
+            "my camp",
+            3,
+            &[
+                commit("a", "queued"),
+                commit("b", "head moved: merged as candidate#5"),
+                commit(
+                    "m",
+                    "queued: merge: run#3's b (candidate#4) onto head candidate#2",
+                ),
+                commit("r", "recovered: unsaved work, not measured"),
+            ],
+        );
+        assert_eq!(
+            pins,
+            [
+                ("refs/tally/my_camp/runs/3/1", "a"),
+                ("refs/tally/my_camp/runs/3/2", "b"),
+                ("refs/tally/my_camp/runs/3/merge-2", "m"),
+                ("refs/tally/my_camp/runs/3/3", "r"),
+            ]
+            .map(|(n, c)| (n.to_string(), c.to_string()))
+        );
+    }
+}
