@@ -819,6 +819,33 @@ fn a_commit_that_changes_the_evaluate_script_is_refused_unmeasured() {
         );
     }
     assert_eq!(repo.status_json()["head"]["candidate"], 0);
+    // Each refusal is an anomaly of `tally status`, newest first; the brief does not show them.
+    let short = |i: usize| commits[i]["revision"].as_str().unwrap()[..7].to_string();
+    let anomalies = section(&repo.status_json(), "anomalies")
+        .expect("an anomalies section")
+        .clone();
+    assert_eq!(
+        anomalies["blocks"][0]["table"]["rows"],
+        serde_json::json!([
+            [
+                "run#1",
+                format!("refused {}: changes protected path evaluate.sh", short(1))
+            ],
+            [
+                "run#1",
+                format!("refused {}: changes protected path evaluate.sh", short(0))
+            ],
+        ])
+    );
+    let shown = text(&repo.tally(&["status"]).stdout);
+    let row = format!(
+        "run#1 ┆ refused {}: changes protected path evaluate.sh",
+        short(0)
+    );
+    assert!(shown.contains(&row), "{row} in {shown}");
+    let brief = text(&repo.tally(&["brief"]).stdout);
+    assert!(brief.contains("Implementer runs"), "{brief}");
+    assert!(!brief.contains("anomal"), "{brief}");
 }
 
 #[test]

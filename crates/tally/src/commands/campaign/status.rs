@@ -1,7 +1,7 @@
 //! `tally status [--json]`: the status sections as terminal tables, or one JSON object with the
 //! campaign, head, facts, every candidate with its measurements, and the sections
 //! (`docs/campaign.md#commands`), with the `runs` section of implementer runs when there are any
-//! (`docs/implementers.md#history`).
+//! (`docs/implementers.md#history`) and their `anomalies` (`docs/implementers.md#anomalies`).
 
 use tally_plugin::Surface;
 use tally_report::status::{self, StatusView};
@@ -25,10 +25,14 @@ pub fn run(args: &StatusArgs, options: &CampaignOptions) -> anyhow::Result<Statu
     let engine = session.engine();
     let mut report = engine.status(Surface::Status)?;
     if let Some(ideas) = session.store.with_ideas() {
-        let summaries = super::implement::history::summaries(ideas, &engine.campaign()?)?;
+        let campaign = engine.campaign()?;
+        let summaries = super::implement::history::summaries(ideas, &campaign)?;
         report
             .sections
             .extend(super::implement::history::runs_section(&summaries));
+        report.sections.extend(super::implement::anomalies::section(
+            &ideas.list_runs(campaign.id)?,
+        ));
     }
     let printed = print(args, &report);
     // The process ends after this command: freeing 100,000 measurements one allocation at a

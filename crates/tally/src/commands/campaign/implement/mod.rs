@@ -5,10 +5,12 @@
 //! run and the idea settled. `driver` runs one agent at a time or, with `overlap = "parallel"`,
 //! several while the queue is judged. A run left unsettled by a killed `tally run` is settled
 //! first: its agent adopted while alive (`adopt`), then collected. `trailers` reads the
-//! `Tally-Eval`/`Tally-Note` trailers; `pins` restores the refs that keep runs' commits; `breaker` pauses launches after runs that did not start.
+//! `Tally-Eval`/`Tally-Note` trailers; `pins` restores the refs that keep runs' commits;
+//! `anomalies` lists what a person should look at (refusals, runs that did not start). `breaker` pauses launches after runs that did not start.
 
 mod adopt;
 mod agent;
+pub mod anomalies;
 mod breaker;
 pub mod brief;
 mod collect;
@@ -534,7 +536,7 @@ fn classify(
             RunEnd::NotStarted,
             Some(with_tail(format!("the agent did not start (exit {code})"))),
         ),
-        _ if left_base => (RunEnd::Failed, Some("HEAD left the base".to_string())),
+        _ if left_base => (RunEnd::Failed, Some(anomalies::LEFT_BASE.to_string())),
         Ok(End::Cancelled) => (RunEnd::Cancelled, Some("cancelled (interrupted)".into())),
         Ok(End::TimedOut) => (RunEnd::TimedOut, Some("killed at the timeout".into())),
         Ok(End::Exited(0)) if own_commits => (RunEnd::Finished, None),
