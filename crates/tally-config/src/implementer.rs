@@ -92,6 +92,9 @@ pub struct ImplementerSettings {
     pub max_measured: u32,
     /// Default attempts per idea.
     pub attempts: u32,
+    /// Extra runs of an idea whose run ended unfinished with commits, each started from that
+    /// run's last commit (`docs/implementers.md#requeue`).
+    pub requeue_unfinished: u32,
     /// Globs a commit may not change (configured ones and the defaults, see
     /// [`ImplementerSettings::protect`]).
     pub protect: Vec<String>,

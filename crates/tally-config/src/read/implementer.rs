@@ -25,6 +25,7 @@ const KEYS: &[&str] = &[
     "overlap",
     "max_measured",
     "attempts",
+    "requeue_unfinished",
     "protect",
     "ignore",
     "env",
@@ -163,6 +164,20 @@ pub(super) fn read_implementer(
     }
     let max_measured = count(table, "max_measured", 5, p);
     let attempts = count(table, "attempts", 2, p);
+    let requeue_unfinished = match table.get("requeue_unfinished") {
+        None => 1,
+        Some(v) => match v.as_u64() {
+            Some(n) if n <= u64::from(u32::MAX) => n as u32,
+            _ => {
+                p.push(bad(
+                    &key("requeue_unfinished"),
+                    v,
+                    "expected a whole number ≥ 0 (extra runs of an unfinished idea; 0 turns requeueing off)",
+                ));
+                1
+            }
+        },
+    };
     let mut protect = vec!["tally.toml".to_string(), "brief.md".to_string()];
     for arg in evaluate {
         let path = arg.strip_prefix("./").unwrap_or(arg);
@@ -209,6 +224,7 @@ pub(super) fn read_implementer(
         overlap,
         max_measured,
         attempts,
+        requeue_unfinished,
         protect,
         ignore,
         env,

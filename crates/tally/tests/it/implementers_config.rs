@@ -22,16 +22,17 @@ fn implementer_problems_are_reported_with_the_others() {
     repo.write(
         "tally.toml",
         &format!(
-            "{}\n[implementer]\ncommand = [\"sh\", \"agent.sh\", \"{{brief_file}}\", \"--at={{dir}}\"]\nwrap_up = 9000\nenv = {{ TALLY_ACTOR = \"me\" }}\n",
+            "{}\n[implementer]\ncommand = [\"sh\", \"agent.sh\", \"{{brief_file}}\", \"--at={{dir}}\"]\nwrap_up = 9000\nrequeue_unfinished = -1\nenv = {{ TALLY_ACTOR = \"me\" }}\n",
             CAMPAIGN.replace("direction = \"higher\"", "direction = \"up\"")
         ),
     );
     repo.commit_bench("baseline", "tok_s=1000\n");
     let expected = format!(
-        "error: {}/tally.toml: 4 problems:
+        "error: {}/tally.toml: 5 problems:
   metrics[0].direction = \"up\": expected \"higher\" or \"lower\"
   implementer.command[3] = \"--at={{dir}}\": unknown placeholder {{dir}}; expected one of: {{prompt}}, {{brief_file}}, {{model}}, {{worktree}}, {{run}}, {{session_id}}, {{deadline}}, {{log_dir}}
   implementer.wrap_up = 9000: expected seconds before the timeout, at least 0 and less than `timeout` (1800)
+  implementer.requeue_unfinished = -1: expected a whole number ≥ 0 (extra runs of an unfinished idea; 0 turns requeueing off)
   implementer.env.TALLY_ACTOR: reserved: tally sets the TALLY_* variables of an implementer itself
 ",
         repo.root().display()

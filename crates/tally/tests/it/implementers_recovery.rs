@@ -73,3 +73,81 @@ fn pins_an_agent_deletes_are_restored_at_collection() {
     assert_eq!(outcome(&repo), outcome(&plain));
     assert_eq!(outcome(&repo).1, 2);
 }
+
+/// An idea whose agent leaves its edit unsaved on run 1 and commits it on a later run that
+/// finds it in its worktree; `conf-<run>` records the `bench.conf` each run started with.
+fn continued(extra: &str, attempts: &str) -> (CampaignRepo, serde_json::Value) {
+    let repo = campaign(extra);
+    let out = repo.tally(&[
+        "idea",
+        "add",
+        "finish it",
+        "--text",
+        "SCRIPT: mode=continue\n",
+        "--attempts",
+        attempts,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let idea = ideas(&repo)[0].clone();
+    assert_eq!(idea["runs"][0]["end"], "interrupted", "{idea}");
+    assert_eq!(
+        idea["runs"][0]["commits"][0]["note"],
+        "recovered: unsaved work, not measured"
+    );
+    (repo, idea)
+}
+
+fn started_with(repo: &CampaignRepo, run: u32) -> String {
+    std::fs::read_to_string(repo.signals().join(format!("conf-{run}"))).unwrap()
+}
+
+#[test]
+fn an_interrupted_idea_is_requeued_once_from_its_recovered_commit() {
+    // One attempt: the requeue is a run beyond it.
+    let (repo, idea) = continued("", "1");
+    let runs = idea["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{idea}");
+    let recovered = runs[0]["commits"][0]["revision"].as_str().unwrap();
+    // Run 2's worktree started at the recovered commit: the edit was there.
+    assert_eq!(started_with(&repo, 1), "tok_s=1000\n");
+    assert_eq!(started_with(&repo, 2), "tok_s=1300\n");
+    let brief = std::fs::read_to_string(repo.signals().join("brief-2")).unwrap();
+    let continues = format!(
+        "This run continues run#1's unfinished work: your worktree starts at its last commit {}, not at candidate#0.",
+        &recovered[..12]
+    );
+    assert!(brief.contains(&continues), "{brief}");
+    assert!(
+        brief.contains(&format!(
+            "at commit {}, the last commit of run#1",
+            &recovered[..12]
+        )),
+        "{brief}"
+    );
+    // Its own commit, not run 1's again, was queued and judged against the base.
+    assert_eq!(runs[1]["end"], "finished");
+    let commits = runs[1]["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 1, "{idea}");
+    assert_eq!(commits[0]["candidate"], 1);
+    let own = commits[0]["revision"].as_str().unwrap();
+    assert_eq!(repo.git(&["rev-parse", &format!("{own}^")]), recovered);
+    let status = repo.status_json();
+    assert_eq!(candidate(&status, 1)["verdict"], "keep");
+    assert_eq!(status["candidates"].as_array().unwrap().len(), 2);
+    // Once: the idea is done, not requeued again.
+    assert_eq!(idea["state"], "done");
+}
+
+#[test]
+fn with_requeue_unfinished_0_the_next_attempt_starts_at_the_base() {
+    let (repo, idea) = continued("requeue_unfinished = 0", "2");
+    let runs = idea["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{idea}");
+    assert_eq!(started_with(&repo, 2), "tok_s=1000\n");
+    assert_eq!(runs[1]["end"], "no_commits");
+    let brief = std::fs::read_to_string(repo.signals().join("brief-2")).unwrap();
+    assert!(!brief.contains("continues run#1"), "{brief}");
+    assert_eq!(idea["state"], "done");
+}

@@ -48,7 +48,7 @@ continue)
     # Run 1 leaves its edit unsaved; a later run commits it when its worktree already has it.
     cp bench.conf "$E2E_DIR/conf-$TALLY_RUN"
     if [ "$TALLY_RUN" = 1 ]; then printf 'tok_s=1300\n' > bench.conf
-    elif grep -q 'tok_s=1300' bench.conf; then git commit -qam "agent: finish run 1's edit"
+    elif grep -q 'tok_s=1300' bench.conf; then git commit -q --allow-empty -m "agent: keep run 1's edit"
     fi ;;
 fail) commit_each; echo "agent: the model refused" >&2; exit 3 ;;
 leave-base) git checkout -q --orphan elsewhere; git commit -qm "no history" ;;
@@ -625,7 +625,8 @@ fn a_live_agent_left_by_a_killed_tally_is_adopted_and_its_commit_judged_once() {
 
 #[test]
 fn a_dead_agent_left_by_a_killed_tally_is_collected_with_its_unsaved_work() {
-    let repo = campaign("");
+    // Its idea is not requeued: a continuing run of this agent would sleep again.
+    let repo = campaign("requeue_unfinished = 0");
     add_idea(&repo, "dies", "SCRIPT: mode=dirty-sleep\n");
     kill_tally_while_the_agent_works(&repo);
     for (pid, _) in processes_mentioning(&tag(&repo, 1)) {

@@ -59,7 +59,7 @@ pub fn run(args: &BriefArgs, options: &CampaignOptions) -> anyhow::Result<Status
         Some(id) => {
             let campaign = engine.campaign()?;
             let idea = find_idea(idea_store(&session)?, &campaign, id)?;
-            let (brief, _, _) = implement::brief_text(
+            let implement::Briefed { text: brief, .. } = implement::brief_text(
                 &session.loaded,
                 idea_store(&session)?,
                 &campaign,

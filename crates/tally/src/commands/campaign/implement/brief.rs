@@ -6,24 +6,46 @@
 use tally_config::ImplementerSettings;
 use tally_store::Idea;
 
-/// The brief for `idea`, starting from candidate `base` (`revision`), around `campaign_brief`
-/// (the output of `tally brief`).
+/// Where the worktree of a launch starts.
+pub struct Start<'a> {
+    /// The base candidate's number.
+    pub base: u32,
+    /// Its commit.
+    pub revision: &'a str,
+    /// The unfinished run it continues and that run's last commit, where the worktree starts.
+    pub continues: Option<(u32, &'a str)>,
+}
+
+/// The brief for `idea`, starting at `start`, around `campaign_brief` (the output of
+/// `tally brief`).
 pub fn compose(
     implementer: &ImplementerSettings,
     evaluate: &[String],
     idea: &Idea,
-    base: u32,
-    revision: &str,
+    start: &Start<'_>,
     campaign_brief: &str,
     earlier_attempts: Option<&str>,
 ) -> String {
+    let Start {
+        base,
+        revision,
+        continues,
+    } = *start;
     let short = &revision[..12.min(revision.len())];
     let mut out = format!("# Implementer brief: idea#{}\n\n## Rules\n\n", idea.number);
     let rules = [
-        format!(
-            "You are in a git worktree of the campaign's repository at candidate#{base} \
-             ({short}), outside the repository itself (`$TALLY_BASE` is the full commit id)."
-        ),
+        match continues {
+            None => format!(
+                "You are in a git worktree of the campaign's repository at candidate#{base} \
+                 ({short}), outside the repository itself (`$TALLY_BASE` is the full commit id)."
+            ),
+            Some((run, commit)) => format!(
+                "You are in a git worktree of the campaign's repository at commit {}, the last \
+                 commit of run#{run}'s unfinished work on candidate#{base} ({short}), outside \
+                 the repository itself (`$TALLY_BASE` is candidate#{base}'s full commit id).",
+                &commit[..12.min(commit.len())]
+            ),
+        },
         format!(
             "Commit each step that works. When you exit, your commits (first parent, oldest \
              first) become candidates in order, each measured and judged against the head; a keep \

@@ -1,6 +1,7 @@
 //! Collecting a run's work from its worktree once every process of it is gone
 //! (`docs/implementers.md#runs`): unsaved changes outside `ignore` become one `Tally-Recovered`
-//! commit; HEAD must still contain the base; the first-parent commits `base..HEAD`, oldest
+//! commit; HEAD must still contain the base; the first-parent commits `base..HEAD` (from a
+//! continued run's last commit instead of the base, `docs/implementers.md#requeue`), oldest
 //! first, are pinned under `refs/tally/<campaign>/runs/<run>/<i>` so that removing the worktree
 //! loses none of them.
 
@@ -105,11 +106,15 @@ fn unsaved(worktree: &Path, ignore: &[String]) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
-/// Collects the work of run `run` from `worktree`, pinning its commits in `repo`.
+/// Collects the work of run `run` from `worktree`, pinning its commits in `repo`: the
+/// first-parent commits after `from` (a continued run's last commit) when HEAD contains it,
+/// else after `base`.
+#[allow(clippy::too_many_arguments)]
 pub fn collect(
     repo: &Path,
     worktree: &Path,
     base: &str,
+    from: Option<&str>,
     run: u32,
     pin_prefix: &str,
     ignore: &[String],
@@ -150,7 +155,22 @@ pub fn collect(
             left_base: true,
         });
     }
-    let range = format!("{base}..HEAD");
+    let from = match from {
+        Some(from)
+            if git(
+                worktree,
+                &["merge-base", "--is-ancestor", from, "HEAD"],
+                None,
+                None,
+            )?
+            .status
+            .success() =>
+        {
+            from
+        }
+        _ => base,
+    };
+    let range = format!("{from}..HEAD");
     let listed = git_ok(
         worktree,
         &["rev-list", "--first-parent", "--reverse", &range],

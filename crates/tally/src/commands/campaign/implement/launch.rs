@@ -15,7 +15,9 @@ use tally_runner::CommitId;
 use tally_store::{Idea, IdeaState, ImplementerStore, NewRun, Run};
 
 use super::super::context::{Loaded, Workspace};
-use super::{agent, allowed, breaker, brief_text, needs_identity, run_dir, used, uuid};
+use super::{
+    Briefed, agent, allowed, breaker, brief_text, needs_identity, requeue, run_dir, used, uuid,
+};
 use crate::printer;
 
 /// What the launch gate answered.
@@ -53,9 +55,11 @@ pub fn gate(
         runs.iter()
             .any(|r| r.started.idea == idea.number && r.settled.is_none())
     };
+    // Attempts left, or a requeue of an unfinished run due (docs/implementers.md#requeue).
     let Some(idea) = store.list_ideas(campaign.id)?.into_iter().find(|i| {
         i.state == IdeaState::Ready
-            && used(i, &runs) < allowed(i, Some(settings))
+            && (used(i, &runs) < allowed(i, Some(settings))
+                || requeue::next(i.number, &runs, settings.requeue_unfinished).is_some())
             && !in_progress(i)
     }) else {
         return Ok(Gate::Nothing);
@@ -112,7 +116,12 @@ pub fn prepare(
     let campaign = store
         .campaign_by_name(&loaded.settings.name)?
         .context("the campaign is not registered")?;
-    let (text, base, revision) = brief_text(loaded, store, &campaign, &idea, campaign_brief)?;
+    let Briefed {
+        text,
+        base,
+        revision,
+        start,
+    } = brief_text(loaded, store, &campaign, &idea, campaign_brief)?;
     let runs = store.list_runs(campaign.id)?;
     let number = runs.iter().map(|r| r.number).max().unwrap_or(0) + 1;
     let dir = run_dir(workspace, &campaign.name, number)?;
@@ -141,8 +150,8 @@ pub fn prepare(
             deadline,
         },
     )?;
-    let commit =
-        CommitId::parse(&revision).context("the base candidate's revision is not a commit id")?;
+    let commit = CommitId::parse(&start)
+        .context("the worktree's start (the base candidate's revision or a run's last commit) is not a commit id")?;
     printer::note(&format!(
         "run#{} started: idea#{} {:?} at {base}",
         run.number, idea.number, idea.title

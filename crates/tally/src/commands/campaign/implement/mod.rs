@@ -6,7 +6,8 @@
 //! several while the queue is judged. A run left unsettled by a killed `tally run` is settled
 //! first: its agent adopted while alive (`adopt`), then collected. `trailers` reads the
 //! `Tally-Eval`/`Tally-Note` trailers; `pins` restores the refs that keep runs' commits;
-//! `anomalies` lists what a person should look at (refusals, runs that did not start). `breaker` pauses launches after runs that did not start.
+//! `anomalies` lists what a person should look at (refusals, runs that did not start);
+//! `requeue` says which unfinished run an idea's next run continues. `breaker` pauses launches after runs that did not start.
 
 mod adopt;
 mod agent;
@@ -21,6 +22,7 @@ mod launch;
 mod merge;
 mod pins;
 mod queue;
+mod requeue;
 mod trailers;
 pub mod usage;
 
@@ -75,6 +77,20 @@ pub fn used(idea: &Idea, runs: &[Run]) -> u32 {
         .count() as u32
 }
 
+/// What a launch on `idea` writes and where its worktree starts.
+pub struct Briefed {
+    /// The brief.
+    pub text: String,
+    /// The run's base candidate: its commits are judged against the head, their protected
+    /// paths compared with this.
+    pub base: CandidateId,
+    /// The base candidate's commit.
+    pub revision: String,
+    /// The commit the worktree starts at: the base's, or the last commit of the unfinished run
+    /// it continues (`docs/implementers.md#requeue`).
+    pub start: String,
+}
+
 /// The brief for `idea` on the campaign's current state (what a launch writes).
 pub fn brief_text(
     loaded: &Loaded,
@@ -82,7 +98,7 @@ pub fn brief_text(
     campaign: &Campaign,
     idea: &Idea,
     campaign_brief: &str,
-) -> anyhow::Result<(String, CandidateId, String)> {
+) -> anyhow::Result<Briefed> {
     let settings = loaded.settings.implementer.as_ref().context(
         "tally.toml has no [implementer] table; add one (docs/implementers.md#config) to brief an implementer",
     )?;
@@ -95,17 +111,56 @@ pub fn brief_text(
         .with_context(|| format!("the idea's base {base} is not a candidate"))?
         .revision;
     let summaries = history::summaries(store, campaign)?;
-    let earlier = history::earlier_attempts(&summaries, idea.number);
+    let mut earlier = history::earlier_attempts(&summaries, idea.number);
+    let runs = store.list_runs(campaign.id)?;
+    let continues = requeue::next(idea.number, &runs, settings.requeue_unfinished);
+    // It starts at the unfinished run's last commit while that run's base is still the base;
+    // once the head moved past it, at the head, told where the work is.
+    let from = continues.as_ref().filter(|c| c.base == base);
+    if let Some(c) = &continues {
+        let short = &c.commit[..c.commit.len().min(12)];
+        let line = if from.is_some() {
+            format!(
+                "\nThis run continues run#{}'s unfinished work: your worktree starts at its last \
+                 commit {short}, not at {base}. Those commits are recorded already: commit what \
+                 you add.\n",
+                c.run
+            )
+        } else {
+            let old_base = store
+                .candidate(campaign.id, c.base)?
+                .map(|b| b.revision)
+                .unwrap_or_default();
+            format!(
+                "\nrun#{} left unfinished work in commit {short}, built on {}; the head has moved \
+                 past it since, so your worktree starts at the head: port what is worth keeping \
+                 (`git diff {} {short}`).\n",
+                c.run,
+                c.base,
+                &old_base[..old_base.len().min(12)]
+            )
+        };
+        earlier.get_or_insert_with(String::new).push_str(&line);
+    }
     let text = brief::compose(
         settings,
         &loaded.settings.evaluate,
         idea,
-        base.0,
-        &revision,
+        &brief::Start {
+            base: base.0,
+            revision: &revision,
+            continues: from.map(|c| (c.run, c.commit.as_str())),
+        },
         campaign_brief,
         earlier.as_deref(),
     );
-    Ok((text, base, revision))
+    let start = from.map_or_else(|| revision.clone(), |c| c.commit.clone());
+    Ok(Briefed {
+        text,
+        base,
+        revision,
+        start,
+    })
 }
 
 /// Settles every run a killed `tally run` left unsettled (`docs/implementers.md#crash-safety`):
@@ -294,11 +349,22 @@ fn finish_with(
         .map(|c| c.revision)
         .unwrap_or_default();
     let pin_prefix = pins::run_prefix(&campaign.name, run.number);
+    // A run that continued an unfinished one from its last commit lists its commits from there:
+    // the earlier run's are recorded already (docs/implementers.md#requeue).
+    let from = requeue::continued_by(
+        run.started.idea,
+        run.number,
+        &store.list_runs(campaign.id)?,
+        settings.map_or(0, |s| s.requeue_unfinished),
+    )
+    .filter(|c| c.base == run.started.base)
+    .map(|c| c.commit);
     let collected = if worktree.is_dir() {
         let collected = collect::collect(
             workspace.root(),
             &worktree,
             &base_revision,
+            from.as_deref(),
             run.number,
             &pin_prefix,
             &ignore,
@@ -464,7 +530,8 @@ pub fn usage_text(usage: Option<&RunUsage>) -> String {
     )
 }
 
-/// The idea after a run: attempts used up → done; two runs that did not start → parked.
+/// The idea after a run: attempts used up and no requeue due → done; two runs that did not
+/// start → parked.
 fn settle_idea(
     store: &dyn ImplementerStore,
     campaign: &Campaign,
@@ -485,7 +552,13 @@ fn settle_idea(
                 .is_some_and(|s| s.end == RunEnd::NotStarted)
         })
         .count();
-    let change = if used >= allowed {
+    let requeue_due = requeue::next(
+        idea.number,
+        &runs,
+        settings.map_or(0, |s| s.requeue_unfinished),
+    )
+    .is_some();
+    let change = if used >= allowed && !requeue_due {
         Some((
             IdeaState::Done,
             format!("attempts used: {used} of {allowed}"),
