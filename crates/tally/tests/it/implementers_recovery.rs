@@ -3,8 +3,8 @@
 //! collection, and an idea whose run ended unfinished is launched again from that run's last
 //! commit.
 
-use crate::campaign_repo::{CampaignRepo, candidate, text};
-use crate::implementers_runs::{add_idea, campaign, ideas};
+use crate::campaign_repo::{CampaignRepo, candidate, processes_mentioning, text};
+use crate::implementers_runs::{add_idea, campaign, ideas, kill_tally_while_the_agent_works, tag};
 
 /// The campaign's pins, `name commit` lines.
 fn pins(repo: &CampaignRepo) -> String {
@@ -150,4 +150,54 @@ fn with_requeue_unfinished_0_the_next_attempt_starts_at_the_base() {
     let brief = std::fs::read_to_string(repo.signals().join("brief-2")).unwrap();
     assert!(!brief.contains("continues run#1"), "{brief}");
     assert_eq!(idea["state"], "done");
+}
+
+#[test]
+fn once_the_head_moved_past_it_the_requeued_run_starts_at_the_head_told_where_the_work_is() {
+    let repo = campaign("");
+    add_idea(&repo, "finish it", "SCRIPT: mode=continue-later\n");
+    // Run 1 is left unfinished: tally killed, then its agent.
+    kill_tally_while_the_agent_works(&repo);
+    for (pid, _) in processes_mentioning(&tag(&repo, 1)) {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !processes_mentioning(&tag(&repo, 1)).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent did not die"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // A faster candidate by hand: the next `tally run` collects run 1, keeps this (the head
+    // moves), then launches the requeued run.
+    let baseline = repo.git(&["rev-parse", "HEAD"]);
+    repo.commit_bench("by hand", "tok_s=1200\n");
+    let out = repo.tally(&["candidate", "add", "HEAD"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = repo.run_until_idle();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(candidate(&repo.status_json(), 1)["verdict"], "keep");
+
+    let idea = ideas(&repo)[0].clone();
+    let runs = idea["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{idea}");
+    assert_eq!(runs[0]["end"], "interrupted");
+    let recovered = runs[0]["commits"][0]["revision"].as_str().unwrap();
+    assert_eq!(runs[1]["base"], 1, "run 2 started at the head");
+    assert_eq!(
+        std::fs::read_to_string(repo.signals().join("conf-2")).unwrap(),
+        "tok_s=1200\n"
+    );
+    let brief = std::fs::read_to_string(repo.signals().join("brief-2")).unwrap();
+    let note = format!(
+        "run#1 left unfinished work in commit {}, built on candidate#0; the head has moved past it since, so your worktree starts at the head: port what is worth keeping (`git diff {} {}`).",
+        &recovered[..12],
+        &baseline[..12],
+        &recovered[..12]
+    );
+    assert!(brief.contains(&note), "{brief}");
+    assert_eq!(idea["state"], "done", "the one requeue is used");
 }

@@ -41,6 +41,14 @@ finding)
 no-commit) : ;;
 dirty) printf 'tok_s=1300\n' > bench.conf; echo noise > .aider.chat.history.md ;;
 noise) echo noise > .aider.chat.history.md ;;
+continue-later)
+    # Run 1 leaves its edit unsaved and works until killed; later runs record where they start.
+    cp bench.conf "$E2E_DIR/conf-$TALLY_RUN"
+    if [ "$TALLY_RUN" = 1 ]; then
+        printf 'tok_s=1300\n' > bench.conf
+        touch "$E2E_DIR/working-1"
+        sleep 300
+    fi ;;
 delete-pins)
     git for-each-ref --format='%(refname)' refs/tally | while read -r pin; do git update-ref -d "$pin"; done
     commit_each ;;
@@ -533,7 +541,7 @@ fn a_head_that_left_the_base_and_a_repeated_tree_are_not_measured() {
 
 /// Starts `tally run --until-idle` on an idea whose agent signals `working-1`, waits for that
 /// signal and kills tally with SIGKILL, leaving the agent running.
-fn kill_tally_while_the_agent_works(repo: &CampaignRepo) {
+pub(crate) fn kill_tally_while_the_agent_works(repo: &CampaignRepo) {
     let mut tally = repo.command(&["run", "--until-idle"]).spawn().unwrap();
     repo.wait_for_signal("working-1");
     tally.kill().unwrap(); // SIGKILL
