@@ -35,7 +35,10 @@ fn a_preset_fills_argv_stdin_usage_and_ignore() {
     assert_eq!(i.model.as_deref(), Some("gpt-x"));
     assert_eq!((i.timeout_s, i.wrap_up_s), (1800.0, 300.0));
     assert_eq!((i.max_concurrent, i.overlap), (1, Overlap::Serial));
-    assert_eq!((i.max_measured, i.attempts), (5, 2));
+    assert_eq!(
+        (i.max_measured, i.attempts, i.requeue_unfinished),
+        (5, 2, 1)
+    );
     // The campaign's own inputs are protected by default: tally.toml, brief.md and the
     // evaluate argv's paths.
     assert_eq!(i.protect, ["tally.toml", "brief.md", "evaluate.sh"]);
@@ -65,6 +68,7 @@ max_concurrent = 2
 overlap = "parallel"
 max_measured = 3
 attempts = 4
+requeue_unfinished = 0
 protect = ["bench/**", "tally.toml"]
 env = {{ ANTHROPIC_BASE_URL = "https://gw.example" }}
 usage = "codex"
@@ -88,7 +92,10 @@ output = 10.0
     );
     assert_eq!((i.timeout_s, i.wrap_up_s), (600.0, 60.0));
     assert_eq!((i.max_concurrent, i.overlap), (2, Overlap::Parallel));
-    assert_eq!((i.max_measured, i.attempts), (3, 4));
+    assert_eq!(
+        (i.max_measured, i.attempts, i.requeue_unfinished),
+        (3, 4, 0)
+    );
     assert_eq!(
         i.protect,
         [
@@ -119,6 +126,7 @@ wrap_up = 100
 max_concurrent = 2
 overlap = "sometimes"
 attempts = 0
+requeue_unfinished = 1.5
 protect = ["/etc/passwd"]
 env = {{ TALLY_RUN = "7", "1X" = "y" }}
 usage = "tokens"
@@ -132,7 +140,7 @@ input = -1
     let lines = problems(&text);
     let expected = [
         "name = \"\": expected a non-empty string naming the campaign",
-        "implementer.retries: unknown key; expected one of: preset, command, model, stdin, timeout, wrap_up, max_concurrent, overlap, max_measured, attempts, protect, ignore, env, usage, prices",
+        "implementer.retries: unknown key; expected one of: preset, command, model, stdin, timeout, wrap_up, max_concurrent, overlap, max_measured, attempts, requeue_unfinished, protect, ignore, env, usage, prices",
         "implementer.command[2] = \"{brief}\": unknown placeholder {brief}; expected one of: {prompt}, {brief_file}, {model}, {worktree}, {run}, {session_id}, {deadline}, {log_dir}",
         "implementer.model: missing: `command` uses {model}; add `model = \"...\"`",
         "implementer.stdin = \"file\": expected \"null\" (no input) or \"brief\" (the brief piped, then closed)",
@@ -140,6 +148,7 @@ input = -1
         "implementer.overlap = \"sometimes\": expected \"serial\" (nothing else runs while an implementer works) or \"parallel\"",
         "implementer.max_concurrent = 2: more than one implementer at once needs `overlap = \"parallel\"` (serial runs nothing beside an implementer)",
         "implementer.attempts = 0: expected a whole number ≥ 1",
+        "implementer.requeue_unfinished = 1.5: expected a whole number ≥ 0 (extra runs of an unfinished idea; 0 turns requeueing off)",
         "implementer.protect[0] = \"/etc/passwd\": expected a repo-relative glob (no leading `/`, no `..`), e.g. \"bench/**\"",
         "implementer.env.1X: not a variable name: use letters, digits and `_`, not starting with a digit",
         "implementer.env.TALLY_RUN: reserved: tally sets the TALLY_* variables of an implementer itself",
