@@ -120,6 +120,10 @@ fn an_interrupted_idea_is_requeued_once_from_its_recovered_commit() {
     );
     assert!(brief.contains(&continues), "{brief}");
     assert!(
+        brief.contains("is continued by a later run of this idea from its last commit"),
+        "the rules say so: {brief}"
+    );
+    assert!(
         brief.contains(&format!(
             "at commit {}, the last commit of run#1",
             &recovered[..12]
@@ -149,6 +153,7 @@ fn with_requeue_unfinished_0_the_next_attempt_starts_at_the_base() {
     assert_eq!(runs[1]["end"], "no_commits");
     let brief = std::fs::read_to_string(repo.signals().join("brief-2")).unwrap();
     assert!(!brief.contains("continues run#1"), "{brief}");
+    assert!(!brief.contains("is continued by a later run"), "{brief}");
     assert_eq!(idea["state"], "done");
 }
 

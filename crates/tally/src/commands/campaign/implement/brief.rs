@@ -54,9 +54,16 @@ pub fn compose(
              tree as an existing candidate is that candidate and is not measured again.",
             implementer.max_measured
         ),
-        "Unsaved work left when you exit is committed for you (`Tally-Recovered`), kept under a \
-         ref, and never measured: commit what you want judged."
-            .to_string(),
+        format!(
+            "Unsaved work left when you exit is committed for you (`Tally-Recovered`), kept under \
+             a ref, and never measured: commit what you want judged.{}",
+            if implementer.requeue_unfinished > 0 {
+                " A run that ends unfinished (unsaved work, the deadline, a failure) is continued \
+                 by a later run of this idea from its last commit."
+            } else {
+                ""
+            }
+        ),
         format!(
             "Your deadline is `$TALLY_DEADLINE` (Unix seconds, {} s after the start). The file \
              `$TALLY_WRAP_UP` appears {} s before it: when it exists, commit and exit. At the \
