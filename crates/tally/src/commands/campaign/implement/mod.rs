@@ -5,9 +5,10 @@
 //! run and the idea settled. `driver` runs one agent at a time or, with `overlap = "parallel"`,
 //! several while the queue is judged. A run left unsettled by a killed `tally run` is settled
 //! first: its agent adopted while alive (`adopt`), then collected. `trailers` reads the
-//! `Tally-Eval`/`Tally-Note` trailers; `pins` restores the refs that keep runs' commits;
-//! `anomalies` lists what a person should look at (refusals, runs that did not start);
-//! `requeue` says which unfinished run an idea's next run continues. `breaker` pauses launches after runs that did not start.
+//! `Tally-Eval`/`Tally-Note` trailers; `breaker` pauses launches after runs that did not start;
+//! `pins` restores the refs that keep runs' commits; `anomalies` lists what a person should look
+//! at (refusals, runs that did not start); `requeue` says which unfinished run an idea's next run
+//! continues.
 
 mod adopt;
 mod agent;
@@ -437,13 +438,19 @@ fn finish_with(
         },
     )?;
     // The agent shared the repository's refs: put back the pins it deleted or moved.
-    let restored = pins::restore(workspace, store, campaign)?;
-    if restored > 0 {
-        printer::note(&format!(
+    // The run is settled already: a failure here is said, not fatal.
+    match pins::restore(workspace, store, campaign) {
+        Ok(0) => {}
+        Ok(restored) => printer::note(&format!(
             "restored {restored} pin(s) under refs/tally/{}/ deleted or moved while run#{} worked",
             ref_name(&campaign.name),
             run.number
-        ));
+        )),
+        Err(e) => printer::note(&format!(
+            "run#{}: the pins under refs/tally/{}/ could not be checked: {e:#}",
+            run.number,
+            ref_name(&campaign.name)
+        )),
     }
     // A run that did not start ran no agent: there is no usage to read.
     if let Some(settings) = settings.filter(|_| end != RunEnd::NotStarted) {
