@@ -568,7 +568,14 @@ fn settle_idea(
     let change = if used >= allowed && !requeue_due {
         Some((
             IdeaState::Done,
-            format!("attempts used: {used} of {allowed}"),
+            if used > allowed {
+                format!(
+                    "attempts used: {allowed} of {allowed}, and {} more run(s) continuing unfinished work",
+                    used - allowed
+                )
+            } else {
+                format!("attempts used: {used} of {allowed}")
+            },
         ))
     } else if not_started >= 2 {
         Some((
