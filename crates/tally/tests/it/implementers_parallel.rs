@@ -379,6 +379,44 @@ fn a_pending_agent_commit_left_behind_by_a_keep_is_merged_onto_the_new_head_in_o
 }
 
 #[test]
+fn a_pending_agent_commit_behind_a_head_kept_by_hand_is_merged_before_its_queued_remeasure_runs() {
+    let repo = both_queued_on_the_old_head(
+        "SCRIPT: mode=wait-go\nSCRIPT: conf=tok_s=1200\n",
+        "SCRIPT: mode=go-boost\nSCRIPT: boost=300\n",
+    );
+    // A person keeps candidate#1 (the head moves with no judging), and asks for a
+    // re-measurement of candidate#2, which does not contain it.
+    let kept = repo.tally(&["candidate", "verdict", "1", "keep", "--reason", "by hand"]);
+    assert_eq!(kept.status.code(), Some(0), "{}", text(&kept.stderr));
+    let queued = repo.tally(&["candidate", "remeasure", "2"]);
+    assert_eq!(queued.status.code(), Some(0), "{}", text(&queued.stderr));
+    let out = repo.run_until_idle();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let status = repo.status_json();
+    assert_eq!(
+        (
+            &candidate(&status, 2)["verdict"],
+            &candidate(&status, 2)["reason"]
+        ),
+        (
+            &Value::from("interesting"),
+            &Value::from("head moved: merged onto candidate#1 as candidate#3")
+        ),
+        "the re-measurement never judged it: {stderr}"
+    );
+    assert!(
+        candidate(&status, 2)["measurements"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "its re-measurement was abandoned, not run: {stderr}"
+    );
+    assert_eq!(candidate(&status, 3)["verdict"], "keep", "{stderr}");
+    assert_eq!(status["head"]["candidate"], 3);
+}
+
+#[test]
 fn a_pending_agent_commit_that_conflicts_with_a_later_keep_is_interesting_and_not_merged() {
     let repo = both_queued_on_the_old_head(
         "SCRIPT: mode=wait-go\nSCRIPT: conf=tok_s=1200\n",

@@ -6,7 +6,7 @@
 //! the head. A run's later pending commit is merged onto the merge of its earlier one, so the
 //! merges keep the run's order and each contains the one before.
 
-use tally_model::{Campaign, CandidateId, Verdict};
+use tally_model::{Campaign, CandidateId, EvaluationState, UnixMillis, Verdict};
 use tally_store::{ImplementerStore, Run, RunCommit};
 
 use super::super::context::Workspace;
@@ -108,7 +108,10 @@ pub fn merge_one(
 
 /// After the head moved: every pending candidate of a settled run (proposed by that run, so a
 /// person's candidates are never touched) that does not contain the head is merged onto it
-/// ([`merge_one`]); the merges are appended to the run's commits. A run whose idea pins a
+/// ([`merge_one`]); the merges are appended to the run's commits. An evaluation of such a
+/// candidate that is still queued (`tally candidate remeasure`) or was left running by a killed
+/// `tally run` is abandoned first, so it is never judged after all: it runs on the loop's
+/// thread, between evaluations, so none of this process is in flight. A run whose idea pins a
 /// `--base` is left as it is. Answers how many merges were queued.
 pub fn rescan(
     workspace: &Workspace,
@@ -122,6 +125,7 @@ pub fn rescan(
     let Some(head) = store.candidate(campaign.id, head)? else {
         return Ok(0);
     };
+    let unfinished = store.unfinished_evaluations(campaign.id)?;
     let mut queued = 0;
     for run in store.list_runs(campaign.id)? {
         let Some(settled) = &run.settled else {
@@ -148,6 +152,17 @@ pub fn rescan(
                 || merge::contains(workspace.root(), &candidate.revision, &onto.revision)?
             {
                 continue;
+            }
+            for evaluation in unfinished.iter().filter(|e| e.candidate == id) {
+                store.end_evaluation(
+                    evaluation.id,
+                    EvaluationState::Abandoned,
+                    Some(&format!(
+                        "the head moved to {} past {id}, an agent commit that does not contain it",
+                        head.id
+                    )),
+                    UnixMillis::now(),
+                )?;
             }
             let (_, merged) = merge_one(
                 workspace,
