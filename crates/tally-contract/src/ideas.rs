@@ -267,6 +267,16 @@ pub trait IdeaStore: Send + Sync {
         settlement: &RunSettlement,
     ) -> Result<Run, StoreError>;
 
+    /// Appends `commits` to a settled run's commits (a merge queued after a later keep moved
+    /// the head: `docs/implementers.md#head-moved`). `InvalidValue` when the run is missing or
+    /// still running.
+    fn append_run_commits(
+        &self,
+        campaign: CampaignId,
+        number: u32,
+        commits: &[RunCommit],
+    ) -> Result<Run, StoreError>;
+
     /// Every run of a campaign, by number.
     fn list_runs(&self, campaign: CampaignId) -> Result<Vec<Run>, StoreError>;
 

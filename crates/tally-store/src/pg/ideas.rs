@@ -8,7 +8,9 @@
 
 use postgres::Transaction;
 use postgres::types::ToSql;
-use tally_contract::{Idea, IdeaState, IdeaStore, NewIdea, NewRun, Run, RunSettlement, RunUsage};
+use tally_contract::{
+    Idea, IdeaState, IdeaStore, NewIdea, NewRun, Run, RunCommit, RunSettlement, RunUsage,
+};
 use tally_model::{CampaignId, UnixMillis};
 
 use super::codec::big;
@@ -152,6 +154,31 @@ fn settle_run(
     Ok(get_run(tx, campaign, number)?.expect("the run exists"))
 }
 
+fn append_run_commits(
+    tx: &mut Transaction<'_>,
+    campaign: CampaignId,
+    number: u32,
+    more: &[RunCommit],
+) -> Result<Run, Error> {
+    let Some(settled) = get_run(tx, campaign, number)?.and_then(|r| r.settled) else {
+        return Err(runs::not_appendable(number).into());
+    };
+    let mut commits = settled.commits;
+    commits.extend_from_slice(more);
+    let changed = tx.execute(
+        dollar(runs::SET_COMMITS).as_str(),
+        &[
+            &key(campaign)?,
+            &i64::from(number),
+            &runs::commits_to_json(&commits),
+        ],
+    )?;
+    if changed == 0 {
+        return Err(runs::not_appendable(number).into());
+    }
+    Ok(get_run(tx, campaign, number)?.expect("the run exists"))
+}
+
 fn set_usage(
     tx: &mut Transaction<'_>,
     campaign: CampaignId,
@@ -231,6 +258,15 @@ impl IdeaStore for PgStore {
         settlement: &RunSettlement,
     ) -> Result<Run, StoreError> {
         self.write(|tx| settle_run(tx, campaign, number, settlement))
+    }
+
+    fn append_run_commits(
+        &self,
+        campaign: CampaignId,
+        number: u32,
+        commits: &[RunCommit],
+    ) -> Result<Run, StoreError> {
+        self.write(|tx| append_run_commits(tx, campaign, number, commits))
     }
 
     fn list_runs(&self, campaign: CampaignId) -> Result<Vec<Run>, StoreError> {

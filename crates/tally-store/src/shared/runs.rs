@@ -38,6 +38,20 @@ pub(crate) const SETTLE: &str = "UPDATE runs SET end_reason = ?3, exit_code = ?4
                                  commits = ?6, ended_ms = ?7 \
                                  WHERE campaign_id = ?1 AND number = ?2 AND end_reason IS NULL";
 
+/// Replaces a settled run's commits: campaign, number, commits JSON. Changes no row when the
+/// run is missing or still running.
+pub(crate) const SET_COMMITS: &str = "UPDATE runs SET commits = ?3 \
+                                      WHERE campaign_id = ?1 AND number = ?2 \
+                                      AND end_reason IS NOT NULL";
+
+/// Why an append to a run's commits changed nothing.
+pub(crate) fn not_appendable(number: u32) -> StoreError {
+    StoreError::invalid(
+        format!("run#{number}"),
+        "it does not exist or is still running; only a settled run's commits are appended to",
+    )
+}
+
 /// Records a run's usage: campaign, number, input, output, cached, usd, source, usd source.
 pub(crate) const SET_USAGE: &str = "UPDATE runs SET usage_input = ?3, usage_output = ?4, \
                                     usage_cached = ?5, usage_usd = ?6, usage_source = ?7, \

@@ -3,7 +3,9 @@
 //! statements, rules and row decoding are shared with PostgreSQL (`crate::shared`).
 
 use rusqlite::{Connection, Params, params};
-use tally_contract::{Idea, IdeaState, IdeaStore, NewIdea, NewRun, Run, RunSettlement, RunUsage};
+use tally_contract::{
+    Idea, IdeaState, IdeaStore, NewIdea, NewRun, Run, RunCommit, RunSettlement, RunUsage,
+};
 use tally_model::{CampaignId, UnixMillis};
 
 use super::{SqliteStore, campaigns, runs};
@@ -130,6 +132,15 @@ impl IdeaStore for SqliteStore {
         settlement: &RunSettlement,
     ) -> Result<Run, StoreError> {
         self.write(|conn| runs::settle(conn, campaign, number, settlement))
+    }
+
+    fn append_run_commits(
+        &self,
+        campaign: CampaignId,
+        number: u32,
+        commits: &[RunCommit],
+    ) -> Result<Run, StoreError> {
+        self.write(|conn| runs::append_commits(conn, campaign, number, commits))
     }
 
     fn list_runs(&self, campaign: CampaignId) -> Result<Vec<Run>, StoreError> {

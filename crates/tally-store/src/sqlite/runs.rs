@@ -2,7 +2,7 @@
 //! recorded. The statements and row decoding are shared with PostgreSQL (`crate::shared`).
 
 use rusqlite::{Connection, params};
-use tally_contract::{NewRun, Run, RunSettlement, RunUsage};
+use tally_contract::{NewRun, Run, RunCommit, RunSettlement, RunUsage};
 use tally_model::CampaignId;
 
 use super::campaigns;
@@ -78,6 +78,28 @@ pub(super) fn settle(
     ])?;
     if changed == 0 {
         return Err(sql::not_settleable(number).into());
+    }
+    Ok(get(conn, campaign, number)?.expect("the run exists"))
+}
+
+pub(super) fn append_commits(
+    conn: &Connection,
+    campaign: CampaignId,
+    number: u32,
+    more: &[RunCommit],
+) -> Result<Run, Error> {
+    let Some(settled) = get(conn, campaign, number)?.and_then(|r| r.settled) else {
+        return Err(sql::not_appendable(number).into());
+    };
+    let mut commits = settled.commits;
+    commits.extend_from_slice(more);
+    let changed = conn.prepare_cached(sql::SET_COMMITS)?.execute(params![
+        campaign.0,
+        number,
+        sql::commits_to_json(&commits),
+    ])?;
+    if changed == 0 {
+        return Err(sql::not_appendable(number).into());
     }
     Ok(get(conn, campaign, number)?.expect("the run exists"))
 }

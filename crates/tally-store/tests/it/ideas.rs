@@ -50,6 +50,7 @@ macro_rules! on_both_backends {
 on_both_backends!(
     ideas_are_numbered_checked_and_parked,
     runs_are_recorded_before_they_start_and_settled_once,
+    a_settled_runs_commits_are_appended_to_in_order,
     a_runs_usage_is_stored_replaced_and_unknown_until_read,
     check_runs_are_kept_per_candidate_in_the_order_recorded,
 );
@@ -265,6 +266,50 @@ fn runs_are_recorded_before_they_start_and_settled_once(store: &dyn FullStore) {
         "the idea must exist"
     );
     assert_eq!(store.list_runs(campaign).unwrap(), vec![settled]);
+}
+
+fn a_settled_runs_commits_are_appended_to_in_order(store: &dyn FullStore) {
+    use tally_store::{RunCommit, RunEnd, RunSettlement};
+    let (campaign, _, _) = running_campaign(store);
+    store.add_idea(campaign, &idea("fuse", None)).unwrap();
+    store.start_run(campaign, &new_run(1)).unwrap();
+    let commit = |revision: &str, candidate: u32, note: &str| RunCommit {
+        revision: revision.to_owned(),
+        candidate: Some(CandidateId(candidate)),
+        note: note.to_owned(),
+    };
+    let merge = commit("m1", 3, "queued: merge");
+    let running = store.append_run_commits(campaign, 1, std::slice::from_ref(&merge));
+    assert!(
+        running.unwrap_err().to_string().contains("still running"),
+        "a running run has no commits to append to"
+    );
+    store
+        .settle_run(
+            campaign,
+            1,
+            &RunSettlement {
+                end: RunEnd::Finished,
+                exit_code: Some(0),
+                error: None,
+                commits: vec![commit("a", 1, "queued"), commit("b", 2, "queued")],
+                ended: UnixMillis(8_000),
+            },
+        )
+        .unwrap();
+    let appended = store
+        .append_run_commits(campaign, 1, std::slice::from_ref(&merge))
+        .unwrap();
+    let notes: Vec<String> = appended
+        .settled
+        .unwrap()
+        .commits
+        .into_iter()
+        .map(|c| c.note)
+        .collect();
+    assert_eq!(notes, ["queued", "queued", "queued: merge"]);
+    let missing = store.append_run_commits(campaign, 7, &[merge]).unwrap_err();
+    assert!(missing.to_string().contains("run#7"), "{missing}");
 }
 
 fn a_runs_usage_is_stored_replaced_and_unknown_until_read(store: &dyn FullStore) {

@@ -1,6 +1,7 @@
 //! `[implementer]` through the binary (`docs/implementers.md#config`): its problems are reported
 //! with every other problem of `tally.toml` by every command that reads the campaign, and
-//! `tally plugins` lists the shipped presets, marking the one the campaign names.
+//! `tally plugins` lists the shipped presets, marking the one the campaign names; `tally run`
+//! refuses `evaluation_slots` above 1 with an `[implementer]` table before it takes a slot.
 
 use serde_json::Value;
 
@@ -122,5 +123,32 @@ fn plugins_lists_the_presets_and_marks_the_chosen_one() {
             .unwrap()
             .iter()
             .all(|p| p["selected"].is_null())
+    );
+}
+
+#[test]
+fn implementers_with_several_slurm_slots_are_refused_before_any_job() {
+    let repo = CampaignRepo::new();
+    repo.write(
+        "tally.toml",
+        &format!(
+            "evaluation_slots = 2\n{CAMPAIGN}\n[executor]\nkind = \"slurm\"\n\n\
+             [implementer]\ncommand = [\"sh\", \"agent.sh\", \"{{brief_file}}\"]\n\
+             max_concurrent = 2\noverlap = \"parallel\"\n"
+        ),
+    );
+    repo.commit_bench("baseline", "tok_s=1000\n");
+    let out = repo.tally(&["run", "--until-idle"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("an [implementer] table with evaluation_slots = 2")
+            && stderr.contains("the slots one run works with Slurm are not driven beside agents")
+            && stderr.contains("set evaluation_slots = 1"),
+        "{stderr}"
+    );
+    assert!(
+        !repo.root().join(".tally").exists(),
+        "refused before any slot was taken"
     );
 }

@@ -2,7 +2,8 @@
 //! scripted implementer of `implementers_runs`: with `overlap = "parallel"` two agents work at
 //! once while the queue is judged, evaluations never overlap one another; a commit made while
 //! the head moved is merged onto the new head as a candidate of its own, or, when it conflicts,
-//! recorded `interesting` with the paths (`docs/implementers.md#head-moved`); a hold lets the
+//! recorded `interesting` with the paths (`docs/implementers.md#head-moved`), and so is a pending
+//! agent candidate that a later keep left behind, a run's commits merged in order; a hold lets the
 //! working agent finish and its commits wait; Ctrl-C or SIGTERM stops both agents, collects
 //! their work and leaves nothing running.
 
@@ -160,7 +161,7 @@ fn a_commit_made_while_the_head_moved_is_merged_onto_the_new_head() {
     assert_eq!(candidate(&status, 2)["verdict"], "interesting", "{stderr}");
     assert_eq!(
         candidate(&status, 2)["reason"],
-        "head moved: merged as candidate#3"
+        "head moved: merged onto candidate#1 as candidate#3"
     );
     let merge = candidate_json(&repo, 3);
     assert_ne!(merge["verdict"], "pending", "the merge is judged: {merge}");
@@ -226,6 +227,221 @@ fn a_commit_that_conflicts_with_the_moved_head_is_interesting_and_not_merged() {
         "the baseline and the two agents' commits, no merge"
     );
     assert_eq!(status["head"]["candidate"], 1);
+}
+
+/// Evaluates `tok_s` = bench.conf's `tok_s` plus the number in boost.conf, when there is one.
+const BOOSTED_EVALUATE: &str = r#"#!/bin/sh
+set -eu
+tok=$(sed -n 's/^tok_s=//p' bench.conf | tail -n 1)
+boost=$(cat boost.conf 2>/dev/null || echo 0)
+echo "METRIC tok_s=$((tok + boost))"
+"#;
+
+/// Two agents launched on the baseline (`first`, `second`: `SCRIPT:` lines of the scripted
+/// implementer in `go-*` modes) whose commits are all queued on it, none judged: the scripted
+/// agent reports no cost, so once the first has ended the campaign is held (`agent_usd`
+/// unknown) before any evaluation; the second then ends, and both runs' costs are recorded.
+fn both_queued_on_the_old_head(first: &str, second: &str) -> CampaignRepo {
+    let repo = CampaignRepo::new();
+    repo.write_executable("agent.sh", SCRIPTED);
+    repo.write_executable("boosted-evaluate.sh", BOOSTED_EVALUATE);
+    let config = config(&format!(
+        "{PARALLEL}\n[plugins.stop_rule]\nhold_at = {{ agent_usd = 100 }}\n\n\
+         [[plugins.fact_source]]\nprovider = \"agent_usage\"\n"
+    ))
+    .replace(
+        r#"evaluate = ["./evaluate.sh"]"#,
+        r#"evaluate = ["./boosted-evaluate.sh"]"#,
+    );
+    repo.start_campaign(&config, "tok_s=1000\n");
+    add_idea(&repo, "first", first);
+    add_idea(&repo, "second", second);
+    let tally = repo
+        .command(&["run", "--until-idle"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    repo.wait_for_signal("working-1");
+    repo.wait_for_signal("working-2");
+    repo.signal("go-1");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while repo.status_json()["campaign"]["state"] != "held" {
+        assert!(Instant::now() < deadline, "the campaign was never held");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    repo.signal("go-2");
+    let out = tally.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let status = repo.status_json();
+    for c in status["candidates"].as_array().unwrap().iter().skip(1) {
+        assert_eq!(c["verdict"], "pending", "nothing judged yet: {c}");
+    }
+    for run in ["1", "2"] {
+        let out = repo.tally(&["implementer", "usage", run, "--usd", "0"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    repo
+}
+
+/// The revision of candidate `id`.
+fn revision(repo: &CampaignRepo, id: u32) -> String {
+    candidate_json(repo, id)["revision"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn a_pending_agent_commit_left_behind_by_a_keep_is_merged_onto_the_new_head_in_order() {
+    let repo = both_queued_on_the_old_head(
+        "SCRIPT: mode=wait-go\nSCRIPT: conf=tok_s=1200\n",
+        "SCRIPT: mode=go-boost\nSCRIPT: boost=300\nSCRIPT: boost=400\n",
+    );
+    // candidate#1: tok_s=1200 (run#1); #2, #3: boost 300 then 400 (run#2), all on the baseline.
+    let out = repo.run_until_idle();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let status = repo.status_json();
+    let verdict = |id| {
+        let c = candidate(&status, id);
+        (c["verdict"].clone(), c["reason"].clone())
+    };
+    assert_eq!(verdict(1).0, "keep", "{stderr}");
+    assert_eq!(
+        verdict(2),
+        (
+            "interesting".into(),
+            "head moved: merged onto candidate#1 as candidate#4".into()
+        ),
+        "{stderr}"
+    );
+    // The run's second commit builds on the merge of its first, not on the head.
+    assert_eq!(
+        verdict(3),
+        (
+            "interesting".into(),
+            "head moved: merged onto candidate#4 as candidate#5".into()
+        )
+    );
+    assert!(
+        stderr.contains("candidate#2: interesting — head moved: merged onto candidate#1 as candidate#4 (not measured)"),
+        "{stderr}"
+    );
+    assert_eq!(verdict(4).0, "keep", "1200 + 300 beats 1200: {stderr}");
+    assert_eq!(verdict(5).0, "keep", "1200 + 400 beats 1500: {stderr}");
+    assert_eq!(status["head"]["candidate"], 5);
+    let merge = candidate_json(&repo, 5);
+    assert!(
+        merge["note"].as_str().unwrap().ends_with(
+            "(candidate#3) onto candidate#4 (the run's earlier commit merged onto head candidate#1)"
+        ),
+        "{merge}"
+    );
+    let parents = |id| repo.git(&["rev-list", "--parents", "-n", "1", &revision(&repo, id)]);
+    assert_eq!(
+        parents(4),
+        format!(
+            "{} {} {}",
+            revision(&repo, 4),
+            revision(&repo, 1),
+            revision(&repo, 2)
+        )
+    );
+    assert_eq!(
+        parents(5),
+        format!(
+            "{} {} {}",
+            revision(&repo, 5),
+            revision(&repo, 4),
+            revision(&repo, 3)
+        )
+    );
+    // The head holds both agents' changes.
+    let head = revision(&repo, 5);
+    assert_eq!(
+        repo.git(&["show", &format!("{head}:bench.conf")]),
+        "tok_s=1200"
+    );
+    assert_eq!(repo.git(&["show", &format!("{head}:boost.conf")]), "400");
+    // The merges are listed with the run that they merge, after its own commits.
+    let run2 = &ideas(&repo)[1]["runs"][0];
+    let listed: Vec<Value> = run2["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["candidate"].clone())
+        .collect();
+    assert_eq!(listed, [2, 3, 4, 5].map(Value::from), "{run2}");
+    for pin in ["merge-2-onto-1", "merge-3-onto-4"] {
+        let name = format!("refs/tally/agents/runs/2/{pin}");
+        assert_eq!(repo.git(&["rev-parse", &name]).len(), 40, "{name}");
+    }
+}
+
+#[test]
+fn a_pending_agent_commit_behind_a_head_kept_by_hand_is_merged_before_its_queued_remeasure_runs() {
+    let repo = both_queued_on_the_old_head(
+        "SCRIPT: mode=wait-go\nSCRIPT: conf=tok_s=1200\n",
+        "SCRIPT: mode=go-boost\nSCRIPT: boost=300\n",
+    );
+    // A person keeps candidate#1 (the head moves with no judging), and asks for a
+    // re-measurement of candidate#2, which does not contain it.
+    let kept = repo.tally(&["candidate", "verdict", "1", "keep", "--reason", "by hand"]);
+    assert_eq!(kept.status.code(), Some(0), "{}", text(&kept.stderr));
+    let queued = repo.tally(&["candidate", "remeasure", "2"]);
+    assert_eq!(queued.status.code(), Some(0), "{}", text(&queued.stderr));
+    let out = repo.run_until_idle();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let status = repo.status_json();
+    assert_eq!(
+        (
+            &candidate(&status, 2)["verdict"],
+            &candidate(&status, 2)["reason"]
+        ),
+        (
+            &Value::from("interesting"),
+            &Value::from("head moved: merged onto candidate#1 as candidate#3")
+        ),
+        "the re-measurement never judged it: {stderr}"
+    );
+    assert!(
+        candidate(&status, 2)["measurements"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "its re-measurement was abandoned, not run: {stderr}"
+    );
+    assert_eq!(candidate(&status, 3)["verdict"], "keep", "{stderr}");
+    assert_eq!(status["head"]["candidate"], 3);
+}
+
+#[test]
+fn a_pending_agent_commit_that_conflicts_with_a_later_keep_is_interesting_and_not_merged() {
+    let repo = both_queued_on_the_old_head(
+        "SCRIPT: mode=wait-go\nSCRIPT: conf=tok_s=1200\n",
+        "SCRIPT: mode=wait-go\nSCRIPT: conf=tok_s=1300\n",
+    );
+    let out = repo.run_until_idle();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let status = repo.status_json();
+    assert_eq!(candidate(&status, 1)["verdict"], "keep", "{stderr}");
+    assert_eq!(candidate(&status, 2)["verdict"], "interesting", "{stderr}");
+    assert_eq!(
+        candidate(&status, 2)["reason"],
+        "conflicts with head candidate#1 in bench.conf"
+    );
+    assert_eq!(
+        status["candidates"].as_array().unwrap().len(),
+        3,
+        "the baseline and the two agents' commits, no merge"
+    );
+    assert_eq!(status["head"]["candidate"], 1);
+    assert!(
+        !stderr.contains("candidate#2: keep") && !stderr.contains("candidate#2: discard"),
+        "candidate#2 was judged on its own: {stderr}"
+    );
 }
 
 #[test]

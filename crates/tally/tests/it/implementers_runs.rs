@@ -93,6 +93,16 @@ wait-go)
     touch "$E2E_DIR/working-$TALLY_RUN"
     while [ ! -e "$E2E_DIR/go-$TALLY_RUN" ]; do sleep 0.1; done
     commit_each ;;
+go-boost)
+    # Waits for its go signal, then commits each `SCRIPT: boost=` value to boost.conf, a file
+    # no other mode writes.
+    touch "$E2E_DIR/working-$TALLY_RUN"
+    while [ ! -e "$E2E_DIR/go-$TALLY_RUN" ] && [ -d "$E2E_DIR" ]; do sleep 0.1; done
+    for b in $(sed -n 's/^SCRIPT: boost=//p' "$brief"); do
+        printf '%s\n' "$b" > boost.conf
+        git add boost.conf
+        git commit -qm "agent: boost $b"
+    done ;;
 dirty-sleep)
     printf 'tok_s=1300\n' > bench.conf
     touch "$E2E_DIR/working-$TALLY_RUN"

@@ -62,6 +62,7 @@ pub(super) fn clean_up_after_killed_commands(
 pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> {
     let workspace = Workspace::discover(options)?;
     let loaded = workspace.load()?;
+    refuse_implementers_with_several_slots(&loaded.settings)?;
     workspace.refuse_uncommitted_evaluation(&loaded)?;
     workspace.ensure_tally_dir()?;
     let name = &loaded.settings.name;
@@ -70,7 +71,6 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     // evaluations a slot's engine resumes are adopted (docs/team.md#adopting).
     let progress = Progress::new();
     let crew = Crew::assemble(&workspace, &loaded, &progress)?;
-    refuse_implementers_with_several_workers(&loaded.settings, &*crew.primary().store)?;
     let engine = crew.primary_engine(&workspace, &loaded, &progress);
     let cancel = interrupt_token();
     let run_all =
@@ -119,19 +119,20 @@ pub fn run(args: &RunArgs, options: &CampaignOptions) -> anyhow::Result<Status> 
     report(end, name, &progress)
 }
 
-/// Implementer runs are driven by one `tally run` per campaign: on a store shared by several
-/// workers, a second worker would take the first one's running agents for leftovers of a killed
-/// run and collect them (`docs/team.md#workers`).
-fn refuse_implementers_with_several_workers(
-    settings: &tally_config::Settings,
-    store: &dyn tally_store::Store,
-) -> anyhow::Result<()> {
+/// Implementer runs are driven by one `tally run` per campaign, whose loop judges with one
+/// evaluation slot (`docs/team.md#implementers`): on a store shared by several workers a second
+/// worker would take the first one's running agents for leftovers of a killed run and collect
+/// them, and the several slots one run works with Slurm are not driven beside agents. Refused
+/// before any slot is taken or any job touched.
+fn refuse_implementers_with_several_slots(settings: &tally_config::Settings) -> anyhow::Result<()> {
     let slots = settings.evaluation_slots;
-    if settings.implementer.is_some() && slots > 1 && store.with_workers().is_some() {
+    if settings.implementer.is_some() && slots > 1 {
         anyhow::bail!(
-            "tally.toml: an [implementer] table with evaluation_slots = {slots}: implementer \
-             runs are driven by one `tally run` per campaign, and several workers would collect \
-             each other's running agents; set evaluation_slots = 1 (docs/team.md#workers)"
+            "tally.toml: an [implementer] table with evaluation_slots = {slots}: a campaign's \
+             implementers are driven by one `tally run`, which judges one evaluation at a time \
+             (several runs on a shared store would collect each other's running agents, and \
+             the slots one run works with Slurm are not driven beside agents); set \
+             evaluation_slots = 1 (docs/team.md#implementers)"
         );
     }
     Ok(())

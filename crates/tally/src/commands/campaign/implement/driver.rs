@@ -2,7 +2,8 @@
 //! threads of their own while this loop, on the calling thread, collects each agent that ended,
 //! launches the next when the gate allows it, and judges the queue one evaluation at a time.
 //! Collecting, launching and judging all happen here, one after the other, so they never race
-//! and evaluations stay one at a time whatever the agents do.
+//! and evaluations stay one at a time whatever the agents do. A judged unit that moved the head
+//! is followed by `remerge::rescan`, so no pending agent candidate is judged without the head.
 //!
 //! `overlap = "serial"` (the default): one agent, and nothing judged while it works — the queue
 //! is judged, then an agent runs to its end, then its commits are judged. `overlap =
@@ -20,7 +21,7 @@ use tally_store::ImplementerStore;
 use super::super::brief::campaign_brief;
 use super::super::context::{Loaded, Workspace};
 use super::launch::{self, Gate, Prepared};
-use super::{agent, finish};
+use super::{agent, finish, remerge};
 
 /// How long the loop waits for an agent's end when it has nothing else to do.
 const WAIT: Duration = Duration::from_millis(200);
@@ -66,6 +67,9 @@ pub fn drive(
         engine,
         cancel,
     };
+    // The head may have moved since the last `tally run` (a verdict set by hand): pending agent
+    // candidates it left behind are merged onto it before anything is judged.
+    remerge::rescan(workspace, store, engine)?;
     std::thread::scope(|scope| {
         let driven = turns(scope, &driver, slots);
         if driven.is_err() {
@@ -155,9 +159,14 @@ fn turns<'scope>(
         }
         // Judge one piece of queued work: in serial, only with no agent running.
         if (parallel || running.is_empty()) && !state.queue_empty {
+            let head = c.engine.campaign()?.head;
             let judged = c.engine.judge_one(c.cancel)?;
             // A judged agent commit with a `Tally-Note` trailer takes its note now.
             super::apply_notes(c.loaded, c.store)?;
+            if c.engine.campaign()?.head != head {
+                // Pending agent candidates the new head left behind are merged onto it.
+                remerge::rescan(c.workspace, c.store, c.engine)?;
+            }
             match judged {
                 None => {}
                 Some(RunEnd::Idle) => state.queue_empty = true,

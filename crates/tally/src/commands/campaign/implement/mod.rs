@@ -2,7 +2,8 @@
 //! ready idea with attempts left, records the run and makes its worktree at the base candidate
 //! outside the repository with the brief beside it; `agent` runs it to its end (exit, timeout,
 //! Ctrl-C); here its work is collected, its commits queued as candidates in order (`queue`), the
-//! run and the idea settled. `driver` runs one agent at a time or, with `overlap = "parallel"`,
+//! run and the idea settled; `remerge` merges a pending agent candidate onto a head that moved
+//! past it. `driver` runs one agent at a time or, with `overlap = "parallel"`,
 //! several while the queue is judged. A run left unsettled by a killed `tally run` is settled
 //! first: its agent adopted while alive (`adopt`), then collected. `trailers` reads the
 //! `Tally-Eval`/`Tally-Note` trailers; `breaker` pauses launches after runs that did not start;
@@ -23,6 +24,7 @@ mod launch;
 mod merge;
 mod pins;
 mod queue;
+mod remerge;
 mod requeue;
 mod trailers;
 pub mod usage;
@@ -262,10 +264,13 @@ pub fn apply_notes(loaded: &Loaded, store: &dyn ImplementerStore) -> anyhow::Res
             let noted = matches!(candidate.verdict, Verdict::Discard | Verdict::Interesting)
                 && candidate.verdict_set_by == Some(Actor::Loop)
                 && candidate.reason.as_deref() != Some(note)
-                && !candidate
-                    .reason
-                    .as_deref()
-                    .is_some_and(|r| r.starts_with("refused:"));
+                && !candidate.reason.as_deref().is_some_and(|r| {
+                    // A refusal, or a commit the head left behind (`remerge`): no judgement
+                    // of the change for the note to replace.
+                    r.starts_with("refused:")
+                        || r.starts_with("head moved:")
+                        || r.starts_with("conflicts with ")
+                });
             if !noted {
                 continue;
             }

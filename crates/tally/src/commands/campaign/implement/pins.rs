@@ -1,18 +1,18 @@
 //! The refs that keep implementer commits alive (`docs/implementers.md#pins`): each run's
-//! commits are pinned as `refs/tally/<campaign>/runs/<run>/<i>` and its merges as
-//! `.../merge-<i>`. An agent's worktree shares the repository's refs, so an agent can delete or
+//! commits are pinned as `refs/tally/<campaign>/runs/<run>/<i>` and the merges tally made for
+//! them as `.../merge-<M>`, `M` the merge candidate's number. An agent's worktree shares the repository's refs, so an agent can delete or
 //! move them; at each collection every pin the store knows of is rewritten when it is missing
 //! or moved, as long as its commit still exists.
 
 use std::collections::BTreeMap;
 
-use tally_model::Campaign;
+use tally_model::{Campaign, CandidateId};
 use tally_store::{ImplementerStore, RunCommit};
 
 use super::super::context::Workspace;
 use super::ref_name;
 
-/// The note of a run's merge commit starts with this (`queue::onto_moved_head`).
+/// The note of a run's merge commit starts with this (`remerge::merge_one`).
 pub const MERGE_NOTE: &str = "queued: merge: ";
 
 /// The prefix of run `run`'s pins: `refs/tally/<campaign>/runs/<run>`.
@@ -25,19 +25,21 @@ fn campaign_prefix(campaign: &str) -> String {
     format!("refs/tally/{}", ref_name(campaign))
 }
 
-/// The name of the merge pin after the run's `i`-th (1-based) own commit.
-pub fn merge_pin(campaign: &str, run: u32, i: usize) -> String {
-    format!("{}/merge-{i}", run_prefix(campaign, run))
+/// The name of the pin of run `run`'s merge candidate `merge`.
+pub fn merge_pin(campaign: &str, run: u32, merge: CandidateId) -> String {
+    format!("{}/merge-{}", run_prefix(campaign, run), merge.0)
 }
 
 /// The pins of one settled run, `(ref, commit)`: its own commits numbered from 1 in the order
-/// collected, each merge after the own commit it merged.
+/// collected, its merges by their candidate.
 fn of_run(campaign: &str, run: u32, commits: &[RunCommit]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut own = 0;
     for c in commits {
         if c.note.starts_with(MERGE_NOTE) {
-            out.push((merge_pin(campaign, run, own), c.revision.clone()));
+            if let Some(merge) = c.candidate {
+                out.push((merge_pin(campaign, run, merge), c.revision.clone()));
+            }
         } else {
             own += 1;
             out.push((
@@ -93,13 +95,13 @@ mod tests {
     fn commit(revision: &str, note: &str) -> RunCommit {
         RunCommit {
             revision: revision.into(),
-            candidate: None,
+            candidate: note.starts_with(MERGE_NOTE).then_some(CandidateId(5)),
             note: note.into(),
         }
     }
 
     #[test]
-    fn own_commits_are_numbered_and_merges_follow_the_commit_they_merged() {
+    fn own_commits_are_numbered_and_merges_named_by_their_candidate() {
         let pins = of_run(
             "my camp",
             3,
@@ -118,7 +120,7 @@ mod tests {
             [
                 ("refs/tally/my_camp/runs/3/1", "a"),
                 ("refs/tally/my_camp/runs/3/2", "b"),
-                ("refs/tally/my_camp/runs/3/merge-2", "m"),
+                ("refs/tally/my_camp/runs/3/merge-5", "m"),
                 ("refs/tally/my_camp/runs/3/3", "r"),
             ]
             .map(|(n, c)| (n.to_string(), c.to_string()))

@@ -2,7 +2,8 @@
 //! that already is a candidate resolves to it; a commit that changes a protected path is added
 //! already judged `discard`; past `max_measured` the middle ones are skipped; and when the head
 //! moved since the launch, a commit that does not contain it is recorded `interesting` and merged
-//! onto it as a new candidate, or named as conflicting (`docs/implementers.md#head-moved`).
+//! onto it as a new candidate, or named as conflicting (`remerge`,
+//! `docs/implementers.md#head-moved`).
 
 use anyhow::Context;
 use tally_config::ImplementerSettings;
@@ -11,8 +12,9 @@ use tally_runner::CommitId;
 use tally_store::{HeadUpdate, Idea, ImplementerStore, Run, RunCommit, VerdictWrite};
 
 use super::super::context::Workspace;
-use super::merge::{self, Onto};
-use super::{collect, glob, needs_identity, pins, trailers};
+use super::merge;
+use super::remerge::{self, Target};
+use super::{collect, glob, trailers};
 use crate::printer;
 
 /// Queues the run's own commits as candidates, in order; one whose tree differs from the base in
@@ -46,11 +48,12 @@ pub fn queue(
     let last = own.len() - 1;
     let mut measured = 0usize;
     // The head moved since the launch (the run started at the head, not at an idea's pinned
-    // base): commits that do not contain the new head are merged onto it.
-    let moved = match engine.campaign()?.head {
+    // base): commits that do not contain the new head are merged onto it, each after the
+    // first onto the merge of the one before.
+    let mut moved = match engine.campaign()?.head {
         Some(head) if idea.is_none_or(|i| i.base.is_none()) && head != run.started.base => store
             .candidate(campaign.id, head)?
-            .map(|c| (head, c.revision)),
+            .map(|c| Target::head(head, c.revision)),
         _ => None,
     };
     for (i, (commit, tree)) in own.iter().zip(&own_trees).enumerate() {
@@ -100,18 +103,20 @@ pub fn queue(
             });
             continue;
         }
-        if let Some(head) = &moved
-            && !merge::contains(workspace.root(), commit, &head.1)?
+        if let Some(onto) = &mut moved
+            && !merge::contains(workspace.root(), commit, &onto.revision)?
         {
-            let (judged, merged) = onto_moved_head(
-                workspace, engine, store, campaign, run, idea, commit, head, i,
-            )?;
+            let (judged, merged) =
+                onto_moved_head(workspace, engine, store, campaign, run, idea, commit, onto)?;
+            out.push(judged);
             if let Some(m) = merged {
                 measured += 1;
-                out.push(judged);
+                *onto = Target {
+                    candidate: m.candidate.expect("a queued merge has its candidate"),
+                    revision: m.revision.clone(),
+                    head: onto.head,
+                };
                 out.push(m);
-            } else {
-                out.push(judged);
             }
             continue;
         }
@@ -163,7 +168,7 @@ fn protected_change(
 }
 
 /// Adds `commit` as a pending candidate proposed by the run.
-fn add(
+pub(super) fn add(
     engine: &tally_engine::Engine<'_>,
     run: &Run,
     commit: &str,
@@ -178,7 +183,7 @@ fn add(
 }
 
 /// Judges `candidate` `verdict` for `reason` without a measurement, and says so.
-fn judge_unmeasured(
+pub(super) fn judge_unmeasured(
     store: &dyn ImplementerStore,
     campaign: &Campaign,
     candidate: CandidateId,
@@ -204,9 +209,10 @@ fn judge_unmeasured(
     Ok(())
 }
 
-/// The `i`-th commit of the run, which does not contain the moved `head`: recorded
-/// `interesting`, and merged onto the head as a new queued candidate unless they conflict.
-/// Answers the commit's row and the merge's, if any.
+/// The commit of the run that does not contain `onto` (the moved head, or the merge of the
+/// run's earlier commit): added as a candidate first, so the candidates keep the run's order,
+/// then judged `interesting` and merged onto `onto` as a new queued candidate unless they
+/// conflict ([`remerge::merge_one`]). Answers the commit's row and the merge's, if any.
 #[allow(clippy::too_many_arguments)]
 fn onto_moved_head(
     workspace: &Workspace,
@@ -216,11 +222,8 @@ fn onto_moved_head(
     run: &Run,
     idea: Option<&Idea>,
     commit: &str,
-    head: &(CandidateId, String),
-    i: usize,
+    onto: &Target,
 ) -> anyhow::Result<(RunCommit, Option<RunCommit>)> {
-    let (head_id, head_revision) = head;
-    let short = &commit[..commit.len().min(12)];
     let subject = collect::subject(workspace.root(), commit);
     let note = format!(
         "run#{}{}: {subject}",
@@ -228,51 +231,15 @@ fn onto_moved_head(
         idea.map(|i| format!(" idea#{}", i.number))
             .unwrap_or_default()
     );
-    let message = format!(
-        "tally: merge run#{}'s {short} onto head {head_id}\n\n{subject}\n\nTally-Merge: run#{}\n",
-        run.number, run.number
-    );
-    let identity = needs_identity(workspace).then_some(run.number);
-    match merge::onto_head(workspace.root(), head_revision, commit, &message, identity)? {
-        Onto::Conflict(paths) => {
-            let reason = format!("conflicts with head {head_id} in {}", paths.join(", "));
-            let own = add(engine, run, commit, &note)?;
-            judge_unmeasured(store, campaign, own, Verdict::Interesting, &reason)?;
-            Ok((
-                RunCommit {
-                    revision: commit.to_string(),
-                    candidate: Some(own),
-                    note: reason,
-                },
-                None,
-            ))
-        }
-        Onto::Merged(merged) => {
-            let pin = pins::merge_pin(&campaign.name, run.number, i + 1);
-            workspace.git.command(&["update-ref", &pin, &merged])?;
-            // The agent's commit first, so the candidates keep the run's order; its verdict
-            // names the merge, added next.
-            let own = add(engine, run, commit, &note)?;
-            let merge_note = format!(
-                "merge: run#{}'s {short} ({own}) onto head {head_id}",
-                run.number
-            );
-            let merge = add(engine, run, &merged, &merge_note)?;
-            let reason = format!("head moved: merged as {merge}");
-            judge_unmeasured(store, campaign, own, Verdict::Interesting, &reason)?;
-            Ok((
-                RunCommit {
-                    revision: commit.to_string(),
-                    candidate: Some(own),
-                    note: reason,
-                },
-                Some(RunCommit {
-                    revision: merged,
-                    candidate: Some(merge),
-                    // Starts with pins::MERGE_NOTE, which tells the merge pins apart.
-                    note: format!("queued: {merge_note}"),
-                }),
-            ))
-        }
-    }
+    let own = add(engine, run, commit, &note)?;
+    let (reason, merged) =
+        remerge::merge_one(workspace, engine, store, campaign, run, own, commit, onto)?;
+    Ok((
+        RunCommit {
+            revision: commit.to_string(),
+            candidate: Some(own),
+            note: reason,
+        },
+        merged,
+    ))
 }
