@@ -33,7 +33,10 @@ fn a_preset_fills_argv_stdin_usage_and_ignore() {
     assert_eq!(i.stdin, StdinMode::Brief);
     assert_eq!(i.usage, "codex");
     assert_eq!(i.model.as_deref(), Some("gpt-x"));
-    assert_eq!((i.timeout_s, i.wrap_up_s, i.stop_grace_s), (1800.0, 300.0, 300.0));
+    assert_eq!(
+        (i.timeout_s, i.wrap_up_s, i.stop_grace_s),
+        (1800.0, 300.0, 300.0)
+    );
     assert_eq!((i.max_concurrent, i.overlap), (1, Overlap::Serial));
     assert_eq!((i.max_measured, i.attempts), (5, 2));
     // The campaign's own inputs are protected by default: tally.toml, brief.md and the
@@ -87,7 +90,10 @@ output = 10.0
             "{\"json\": true}"
         ]
     );
-    assert_eq!((i.timeout_s, i.wrap_up_s, i.stop_grace_s), (600.0, 60.0, 0.0));
+    assert_eq!(
+        (i.timeout_s, i.wrap_up_s, i.stop_grace_s),
+        (600.0, 60.0, 0.0)
+    );
     assert_eq!((i.max_concurrent, i.overlap), (2, Overlap::Parallel));
     assert_eq!((i.max_measured, i.attempts), (3, 4));
     assert_eq!(

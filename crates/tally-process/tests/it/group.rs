@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tally_process::{
-    CancelToken, Command, End, Keep, Sink, SpawnError, become_child_subreaper, find_marked,
-    Stop, kill_marked, run_in_group, run_in_group_stoppable, run_in_group_with_grace,
+    CancelToken, Command, End, Keep, Sink, SpawnError, Stop, become_child_subreaper, find_marked,
+    kill_marked, run_in_group, run_in_group_stoppable, run_in_group_with_grace,
 };
 
 use crate::probe::{alive, kill, numbers_after, sh};
@@ -356,7 +356,8 @@ fn a_command_that_exits_within_the_stop_grace_keeps_its_exit_and_is_marked_stopp
     let file = dir.path().join("stop");
     let marker = "a-stop-exit";
     let mut cmd = command(&argv, marker);
-    cmd.env.push((OsString::from("STOP_FILE"), file.clone().into()));
+    cmd.env
+        .push((OsString::from("STOP_FILE"), file.clone().into()));
     let stop = CancelToken::new();
     let firing = stop.clone();
     let asker = std::thread::spawn(move || {
