@@ -217,7 +217,8 @@ pub fn run(l: &Launch<'_>, cancel: &CancelToken, stop: &StopRequest) -> Ended {
         cancel,
         Some(tally_process::Stop {
             token: &stop.token,
-            grace: Duration::from_secs_f64(l.settings.stop_grace_s),
+            // Any grace ≥ 0 is valid; one too long for a Duration is no limit.
+            grace: Duration::try_from_secs_f64(l.settings.stop_grace_s).unwrap_or(Duration::MAX),
         }),
     );
     drop(done);
