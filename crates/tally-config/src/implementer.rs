@@ -84,6 +84,9 @@ pub struct ImplementerSettings {
     pub timeout_s: f64,
     /// Seconds before the timeout when the wrap-up file appears.
     pub wrap_up_s: f64,
+    /// Seconds a working agent has, once the campaign stops, between its wrap-up file and the
+    /// SIGTERM (`docs/implementers.md#stop-grace`).
+    pub stop_grace_s: f64,
     /// Implementers at once.
     pub max_concurrent: u32,
     /// Whether evaluations and other implementers run meanwhile.

@@ -102,6 +102,8 @@ pub enum RunEnd {
     NotStarted,
     /// Stopped by the user (Ctrl-C).
     Cancelled,
+    /// Cut by the campaign's stop: the wrap-up file at once, SIGTERM `stop_grace` later.
+    Stopped,
 }
 
 impl RunEnd {
@@ -115,6 +117,7 @@ impl RunEnd {
             Self::Interrupted => "interrupted",
             Self::NotStarted => "not_started",
             Self::Cancelled => "cancelled",
+            Self::Stopped => "stopped",
         }
     }
 
@@ -128,14 +131,16 @@ impl RunEnd {
             Self::Interrupted,
             Self::NotStarted,
             Self::Cancelled,
+            Self::Stopped,
         ]
         .into_iter()
         .find(|e| e.as_str() == s)
     }
 
-    /// Whether the run used one of its idea's attempts.
+    /// Whether the run used one of its idea's attempts: not when no agent ran, nor when the
+    /// user or the campaign's stop cut it (not the idea's fault).
     pub fn counts_as_attempt(self) -> bool {
-        !matches!(self, Self::NotStarted | Self::Cancelled)
+        !matches!(self, Self::NotStarted | Self::Cancelled | Self::Stopped)
     }
 }
 

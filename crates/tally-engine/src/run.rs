@@ -259,6 +259,29 @@ impl Engine<'_> {
         }
     }
 
+    /// Asks the stop rule with nothing queued, as `tally run` does while it waits for candidates:
+    /// a stop limit that the work just done (or the clock) reached stops the campaign now;
+    /// holds wait for the next evaluation or launch. For the implementer driver, whose agents
+    /// may still work when the queue runs dry (`docs/implementers.md#stop-grace`).
+    pub fn stop_reached(&self) -> Result<Option<RunEnd>> {
+        let campaign = self.campaign()?;
+        if campaign.state == CampaignState::Stopped {
+            return Ok(Some(RunEnd::Stopped(
+                campaign.reason.clone().unwrap_or_else(|| "stopped".into()),
+            )));
+        }
+        if let StopDecision::Stop(reason) = self.stop_decision(&campaign)? {
+            self.store.set_campaign_state(
+                campaign.id,
+                CampaignState::Stopped,
+                Some(&reason),
+                self.clock.now(),
+            )?;
+            return Ok(Some(RunEnd::Stopped(reason)));
+        }
+        Ok(None)
+    }
+
     /// Asks the stop rule before an implementer launch, with the facts a launch grows projected
     /// (`docs/implementers.md#gating`): `None` to go (a held campaign becomes active again), or
     /// the hold or stop it records.

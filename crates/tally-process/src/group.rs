@@ -90,6 +90,19 @@ pub struct GroupRun {
     pub strays: Vec<i32>,
     /// Why a log file is incomplete (stdout's, else stderr's): a failed write, naming the file.
     pub log_problem: Option<String>,
+    /// The [`Stop`] token fired while the leader was alive: whatever `end` says, the run was
+    /// asked to stop.
+    pub stopped: bool,
+}
+
+/// A stop asked of a running command ([`run_in_group_stoppable`]): once `token` fires, the
+/// deadline comes `grace` later (or stays where it was, when sooner).
+#[derive(Debug, Clone, Copy)]
+pub struct Stop<'a> {
+    /// Fired by whoever asks the stop.
+    pub token: &'a CancelToken,
+    /// How long the command has from the stop to the deadline's SIGTERM.
+    pub grace: Duration,
 }
 
 /// Runs `command` in a new process group to its end, for at most `timeout` (capped at ten
@@ -115,20 +128,43 @@ pub fn run_in_group_with_grace(
     grace: Duration,
     cancel: &CancelToken,
 ) -> Result<GroupRun, SpawnError> {
+    run_in_group_stoppable(command, marker, timeout, grace, cancel, None)
+}
+
+/// [`run_in_group_with_grace`], and a [`Stop`] may bring the deadline forward while it runs:
+/// when its token fires, the deadline becomes `stop.grace` from then (unless sooner already);
+/// [`GroupRun::stopped`] says it fired. Cancellation still kills at once.
+pub fn run_in_group_stoppable(
+    command: Command<'_>,
+    marker: &[u8],
+    timeout: Duration,
+    grace: Duration,
+    cancel: &CancelToken,
+    stop: Option<Stop<'_>>,
+) -> Result<GroupRun, SpawnError> {
     let mut spawned = Spawned::spawn(command, Group::Own)?;
     // A timeout so large that the deadline is not representable means "no limit" in practice.
-    let deadline = spawned.started() + timeout.min(LONGEST_TIMEOUT);
-    let killed_for = match spawned.wait(deadline, Some(cancel)) {
-        Waited::LeaderExited => None,
-        Waited::TimedOut => {
-            if !grace.is_zero() {
-                // The leader is alive or an unreaped zombie: the group id is still ours.
-                let _ = killpg(Pid::from_raw(spawned.pid()), Signal::SIGTERM);
-                let _ = spawned.wait(Instant::now() + grace, Some(cancel));
+    let mut deadline = spawned.started() + timeout.min(LONGEST_TIMEOUT);
+    let mut listened = stop;
+    let mut stopped = false;
+    let killed_for = loop {
+        match spawned.wait_or_stop(deadline, Some(cancel), listened.map(|s| s.token)) {
+            Waited::LeaderExited => break None,
+            Waited::Stopped => {
+                let grace = listened.take().map_or(Duration::ZERO, |s| s.grace);
+                deadline = deadline.min(Instant::now() + grace.min(LONGEST_TIMEOUT));
+                stopped = true;
             }
-            Some(End::TimedOut)
+            Waited::TimedOut => {
+                if !grace.is_zero() {
+                    // The leader is alive or an unreaped zombie: the group id is still ours.
+                    let _ = killpg(Pid::from_raw(spawned.pid()), Signal::SIGTERM);
+                    let _ = spawned.wait(Instant::now() + grace, Some(cancel));
+                }
+                break Some(End::TimedOut);
+            }
+            Waited::Cancelled => break Some(End::Cancelled),
         }
-        Waited::Cancelled => Some(End::Cancelled),
     };
     if killed_for.is_some() {
         // The leader is alive or an unreaped zombie, so the group id is still ours.
@@ -166,6 +202,7 @@ pub fn run_in_group_with_grace(
             .stdout
             .log_problem()
             .or_else(|| spawned.stderr.log_problem()),
+        stopped,
     })
 }
 

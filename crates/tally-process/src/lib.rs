@@ -7,7 +7,7 @@
 //! [`Spawned`], the handle it is built from, for callers with another policy (the exec provider
 //! runs a provider in the caller's group and gives up on its stdout at the deadline);
 //! [`run_in_group_with_grace`] for an implementer (SIGTERM at the deadline, SIGKILL after a
-//! grace); [`find_marked`], [`signal_marked`] and [`kill_marked`] for what a killed run left
+//! grace), and [`run_in_group_stoppable`] when a [`Stop`] may bring that deadline forward; [`find_marked`], [`signal_marked`] and [`kill_marked`] for what a killed run left
 //! behind; [`become_child_subreaper`] once at
 //! start-up.
 //!
@@ -20,8 +20,8 @@ mod proc_scan;
 mod spawn;
 
 pub use group::{
-    End, GroupRun, become_child_subreaper, find_marked, kill_marked, run_in_group,
-    run_in_group_with_grace, signal_marked,
+    End, GroupRun, Stop, become_child_subreaper, find_marked, kill_marked, run_in_group,
+    run_in_group_stoppable, run_in_group_with_grace, signal_marked,
 };
 pub use spawn::{
     Command, Drain, Feed, Group, Keep, LOG_LIMIT_BYTES, Sink, SpawnError, Spawned, Waited,

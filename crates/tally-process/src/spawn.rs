@@ -130,6 +130,9 @@ pub enum Waited {
     TimedOut,
     /// The token was cancelled first (or already was).
     Cancelled,
+    /// The stop token of [`Spawned::wait_or_stop`] fired first (or already had), the cancel
+    /// token not.
+    Stopped,
 }
 
 /// One output stream being drained.
@@ -264,12 +267,33 @@ impl Spawned {
     /// Waits for the leader to exit, the deadline, or the token, whichever comes first. The
     /// token is checked once it is listened to, so a cancellation cannot be missed.
     pub fn wait(&mut self, deadline: Instant, cancel: Option<&CancelToken>) -> Waited {
+        self.wait_or_stop(deadline, cancel, None)
+    }
+
+    /// [`wait`](Self::wait), also ended by a second token, `stop` ([`Waited::Stopped`]); the
+    /// cancel token wins when both fired.
+    pub fn wait_or_stop(
+        &mut self,
+        deadline: Instant,
+        cancel: Option<&CancelToken>,
+        stop: Option<&CancelToken>,
+    ) -> Waited {
         if self.leader_exited {
             return Waited::LeaderExited;
         }
         let _listening = cancel.map(|token| token.listen(self.wake_tx.clone()));
-        if cancel.is_some_and(CancelToken::is_cancelled) {
-            return Waited::Cancelled;
+        let _listening_stop = stop.map(|token| token.listen(self.wake_tx.clone()));
+        let fired = || {
+            if cancel.is_some_and(CancelToken::is_cancelled) {
+                Some(Waited::Cancelled)
+            } else if stop.is_some_and(CancelToken::is_cancelled) {
+                Some(Waited::Stopped)
+            } else {
+                None
+            }
+        };
+        if let Some(waited) = fired() {
+            return waited;
         }
         loop {
             match self
@@ -280,9 +304,12 @@ impl Spawned {
                     self.leader_exited = true;
                     return Waited::LeaderExited;
                 }
-                Ok(Wake::Cancelled) if cancel.is_some() => return Waited::Cancelled,
-                // A wake-up left over from a token listened to before.
-                Ok(Wake::Cancelled) => {}
+                // A wake-up left over from a token listened to before is not one of these.
+                Ok(Wake::Cancelled) => {
+                    if let Some(waited) = fired() {
+                        return waited;
+                    }
+                }
                 Err(RecvTimeoutError::Timeout) => return Waited::TimedOut,
             }
         }

@@ -21,6 +21,7 @@ const KEYS: &[&str] = &[
     "stdin",
     "timeout",
     "wrap_up",
+    "stop_grace",
     "max_concurrent",
     "overlap",
     "max_measured",
@@ -142,6 +143,20 @@ pub(super) fn read_implementer(
             }
         },
     };
+    let stop_grace_s = match table.get("stop_grace") {
+        None => 300.0,
+        Some(v) => match v.as_f64() {
+            Some(s) if s >= 0.0 && s.is_finite() => s,
+            _ => {
+                p.push(bad(
+                    &key("stop_grace"),
+                    v,
+                    "expected seconds an agent has after a stop before it is terminated, a number ≥ 0",
+                ));
+                300.0
+            }
+        },
+    };
     let max_concurrent = count(table, "max_concurrent", 1, p);
     let overlap = match table.get("overlap").map(|v| (v, v.as_str())) {
         None | Some((_, Some("serial"))) => Overlap::Serial,
@@ -220,6 +235,7 @@ pub(super) fn read_implementer(
         stdin,
         timeout_s,
         wrap_up_s,
+        stop_grace_s,
         max_concurrent,
         overlap,
         max_measured,

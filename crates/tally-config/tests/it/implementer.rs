@@ -33,7 +33,10 @@ fn a_preset_fills_argv_stdin_usage_and_ignore() {
     assert_eq!(i.stdin, StdinMode::Brief);
     assert_eq!(i.usage, "codex");
     assert_eq!(i.model.as_deref(), Some("gpt-x"));
-    assert_eq!((i.timeout_s, i.wrap_up_s), (1800.0, 300.0));
+    assert_eq!(
+        (i.timeout_s, i.wrap_up_s, i.stop_grace_s),
+        (1800.0, 300.0, 300.0)
+    );
     assert_eq!((i.max_concurrent, i.overlap), (1, Overlap::Serial));
     assert_eq!(
         (i.max_measured, i.attempts, i.requeue_unfinished),
@@ -64,6 +67,7 @@ fn a_command_keeps_its_placeholders_and_reads_every_key() {
 command = ["sh", "tests/agent.sh", "{{brief_file}}", "--run={{run}}", '{{"json": true}}']
 timeout = 600
 wrap_up = 60
+stop_grace = 0
 max_concurrent = 2
 overlap = "parallel"
 max_measured = 3
@@ -90,7 +94,10 @@ output = 10.0
             "{\"json\": true}"
         ]
     );
-    assert_eq!((i.timeout_s, i.wrap_up_s), (600.0, 60.0));
+    assert_eq!(
+        (i.timeout_s, i.wrap_up_s, i.stop_grace_s),
+        (600.0, 60.0, 0.0)
+    );
     assert_eq!((i.max_concurrent, i.overlap), (2, Overlap::Parallel));
     assert_eq!(
         (i.max_measured, i.attempts, i.requeue_unfinished),
@@ -123,6 +130,7 @@ fn every_implementer_problem_is_reported_with_the_others() {
 command = ["sh", "agent.sh", "{{brief}}", "{{model}}"]
 timeout = 100
 wrap_up = 100
+stop_grace = -5
 max_concurrent = 2
 overlap = "sometimes"
 attempts = 0
@@ -132,6 +140,7 @@ env = {{ TALLY_RUN = "7", "1X" = "y" }}
 usage = "tokens"
 stdin = "file"
 retries = 3
+stop_grace_s = 1
 [implementer.prices."gpt-x"]
 input = -1
 "#
@@ -140,11 +149,13 @@ input = -1
     let lines = problems(&text);
     let expected = [
         "name = \"\": expected a non-empty string naming the campaign",
-        "implementer.retries: unknown key; expected one of: preset, command, model, stdin, timeout, wrap_up, max_concurrent, overlap, max_measured, attempts, requeue_unfinished, protect, ignore, env, usage, prices",
+        "implementer.retries: unknown key; expected one of: preset, command, model, stdin, timeout, wrap_up, stop_grace, max_concurrent, overlap, max_measured, attempts, requeue_unfinished, protect, ignore, env, usage, prices",
+        "implementer.stop_grace_s: unknown key; did you mean `stop_grace`?",
         "implementer.command[2] = \"{brief}\": unknown placeholder {brief}; expected one of: {prompt}, {brief_file}, {model}, {worktree}, {run}, {session_id}, {deadline}, {log_dir}",
         "implementer.model: missing: `command` uses {model}; add `model = \"...\"`",
         "implementer.stdin = \"file\": expected \"null\" (no input) or \"brief\" (the brief piped, then closed)",
         "implementer.wrap_up = 100: expected seconds before the timeout, at least 0 and less than `timeout` (100)",
+        "implementer.stop_grace = -5: expected seconds an agent has after a stop before it is terminated, a number ≥ 0",
         "implementer.overlap = \"sometimes\": expected \"serial\" (nothing else runs while an implementer works) or \"parallel\"",
         "implementer.max_concurrent = 2: more than one implementer at once needs `overlap = \"parallel\"` (serial runs nothing beside an implementer)",
         "implementer.attempts = 0: expected a whole number ≥ 1",

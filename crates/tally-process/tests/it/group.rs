@@ -1,14 +1,15 @@
 //! `run_in_group`: the whole group dies at the deadline, on cancellation, and after a clean exit;
 //! escapees carrying the marker die too; output is drained into files, callbacks and memory, or
-//! goes straight to a file; with a grace, the deadline's SIGTERM comes first.
+//! goes straight to a file; with a grace, the deadline's SIGTERM comes first; a stop brings the
+//! deadline forward.
 
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tally_process::{
-    CancelToken, Command, End, Keep, Sink, SpawnError, become_child_subreaper, find_marked,
-    kill_marked, run_in_group, run_in_group_with_grace,
+    CancelToken, Command, End, Keep, Sink, SpawnError, Stop, become_child_subreaper, find_marked,
+    kill_marked, run_in_group, run_in_group_stoppable, run_in_group_with_grace,
 };
 
 use crate::probe::{alive, kill, numbers_after, sh};
@@ -312,4 +313,91 @@ fn with_a_grace_the_deadline_sends_sigterm_first_and_the_leader_may_finish() {
     );
     assert!(run.stdout.is_empty(), "nothing is kept in memory");
     assert_eq!(find_marked(&[entry(marker)]), Vec::<i32>::new());
+}
+
+#[test]
+fn a_stop_brings_the_deadline_forward_to_its_grace_then_sigterm_and_sigkill() {
+    // The command ignores SIGTERM: only the SIGKILL after the term grace ends it.
+    let argv = sh("trap '' TERM\necho started\nwhile :; do sleep 0.05; done\n");
+    let marker = "a-stop";
+    let stop = CancelToken::new();
+    let firing = stop.clone();
+    let asker = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        firing.cancel();
+    });
+    let started = Instant::now();
+    let run = run_in_group_stoppable(
+        command(&argv, marker),
+        &entry(marker),
+        Duration::from_secs(600),
+        Duration::from_millis(500),
+        &CancelToken::new(),
+        Some(Stop {
+            token: &stop,
+            grace: Duration::from_millis(700),
+        }),
+    )
+    .unwrap();
+    asker.join().unwrap();
+    let took = started.elapsed();
+    assert_eq!(run.end, End::TimedOut);
+    assert!(run.stopped, "the stop fired while it ran");
+    // 0.3 s to the stop + 0.7 s stop grace + 0.5 s term grace, far below the 600 s timeout.
+    assert!(took >= Duration::from_millis(1400), "{took:?}");
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    assert_eq!(find_marked(&[entry(marker)]), Vec::<i32>::new());
+}
+
+#[test]
+fn a_command_that_exits_within_the_stop_grace_keeps_its_exit_and_is_marked_stopped() {
+    let argv = sh("while [ ! -e \"$STOP_FILE\" ]; do sleep 0.05; done\nexit 3\n");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stop");
+    let marker = "a-stop-exit";
+    let mut cmd = command(&argv, marker);
+    cmd.env
+        .push((OsString::from("STOP_FILE"), file.clone().into()));
+    let stop = CancelToken::new();
+    let firing = stop.clone();
+    let asker = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        std::fs::write(&file, "").unwrap();
+        firing.cancel();
+    });
+    let run = run_in_group_stoppable(
+        cmd,
+        &entry(marker),
+        Duration::from_secs(600),
+        Duration::from_secs(10),
+        &CancelToken::new(),
+        Some(Stop {
+            token: &stop,
+            grace: Duration::from_secs(60),
+        }),
+    )
+    .unwrap();
+    asker.join().unwrap();
+    assert_eq!(run.end, End::Exited(3));
+    assert!(run.stopped);
+}
+
+#[test]
+fn an_unfired_stop_changes_nothing() {
+    let argv = sh("exit 0");
+    let stop = CancelToken::new();
+    let run = run_in_group_stoppable(
+        command(&argv, "no-stop"),
+        &entry("no-stop"),
+        Duration::from_secs(60),
+        Duration::from_secs(10),
+        &CancelToken::new(),
+        Some(Stop {
+            token: &stop,
+            grace: Duration::ZERO,
+        }),
+    )
+    .unwrap();
+    assert_eq!(run.end, End::Exited(0));
+    assert!(!run.stopped);
 }

@@ -38,7 +38,8 @@ pub use lock::{PgRunLock, RunLockError, RunLockHeld};
 /// released one. Version 1 is the same schema as the SQLite store's version 1; version 2 holds
 /// the tables of SQLite's versions 2 to 4 (ideas, runs with their usage, check runs), so a
 /// PostgreSQL store of version 2 has every table of a SQLite store of version 4; version 3 is
-/// SQLite's version 5 (what a Slurm job held) (`docs/store.md#postgres`).
+/// SQLite's version 5 (what a Slurm job held), version 4 SQLite's version 6 (a run may end
+/// `stopped`) (`docs/store.md#postgres`).
 const MIGRATIONS: &[(i64, &str, &str)] = &[
     (
         1,
@@ -54,6 +55,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         3,
         "held_gpus",
         include_str!("../../migrations/postgres/0003_held_gpus.sql"),
+    ),
+    (
+        4,
+        "run_end_stopped",
+        include_str!("../../migrations/postgres/0004_run_end_stopped.sql"),
     ),
 ];
 

@@ -42,6 +42,9 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!("../../migrations/sqlite/0003_run_usage.sql")),
     M::up(include_str!("../../migrations/sqlite/0004_checks.sql")),
     M::up(include_str!("../../migrations/sqlite/0005_held_gpus.sql")),
+    M::up(include_str!(
+        "../../migrations/sqlite/0006_run_end_stopped.sql"
+    )),
 ];
 
 const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);

@@ -4,8 +4,8 @@
 //! `TALLY_TEST_PG_URL` (`ideas::postgres::…`, which prints a `SKIPPED` line and returns without
 //! it). Ideas are numbered per campaign from 1 with a base that must be a candidate, state
 //! changes are stamped, runs are recorded before they start and settled once, usage is unknown
-//! until read. SQLite only: a store of schema version 1 is upgraded in place with its campaigns
-//! kept. PostgreSQL only: two connections numbering ideas and runs at once never collide.
+//! until read; a run may end `stopped`. SQLite only: a store of schema version 1 is upgraded in
+//! place with its campaigns kept, and one of version 5 keeps its runs when `runs` is rebuilt. PostgreSQL only: two connections numbering ideas and runs at once never collide.
 
 use rusqlite::Connection;
 use tally_contract::{CheckRecord, CheckStore};
@@ -52,6 +52,7 @@ on_both_backends!(
     runs_are_recorded_before_they_start_and_settled_once,
     a_settled_runs_commits_are_appended_to_in_order,
     a_runs_usage_is_stored_replaced_and_unknown_until_read,
+    a_run_cut_by_the_campaigns_stop_is_stored_as_stopped,
     check_runs_are_kept_per_candidate_in_the_order_recorded,
 );
 
@@ -226,6 +227,67 @@ fn a_version_1_store_is_upgraded_with_its_campaigns() {
             .number,
         1
     );
+}
+
+fn a_run_cut_by_the_campaigns_stop_is_stored_as_stopped(store: &dyn FullStore) {
+    use tally_store::{RunEnd, RunSettlement};
+    let (campaign, _, _) = running_campaign(store);
+    store.add_idea(campaign, &idea("fuse", None)).unwrap();
+    store.start_run(campaign, &new_run(1)).unwrap();
+    let settlement = RunSettlement {
+        end: RunEnd::Stopped,
+        exit_code: None,
+        error: Some("stopped by the campaign".to_owned()),
+        commits: Vec::new(),
+        ended: UnixMillis(8_000),
+    };
+    store.settle_run(campaign, 1, &settlement).unwrap();
+    let runs = store.list_runs(campaign).unwrap();
+    assert_eq!(runs[0].settled, Some(settlement));
+    assert!(!RunEnd::Stopped.counts_as_attempt());
+}
+
+#[test]
+fn a_version_5_store_keeps_its_runs_when_runs_is_rebuilt_for_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tally.db");
+    {
+        let mut raw = Connection::open(&path).unwrap();
+        let tx = raw.transaction().unwrap();
+        for sql in [
+            include_str!("../../migrations/sqlite/0001_initial.sql"),
+            include_str!("../../migrations/sqlite/0002_implementers.sql"),
+            include_str!("../../migrations/sqlite/0003_run_usage.sql"),
+            include_str!("../../migrations/sqlite/0004_checks.sql"),
+            include_str!("../../migrations/sqlite/0005_held_gpus.sql"),
+        ] {
+            tx.execute_batch(sql).unwrap();
+        }
+        tx.pragma_update(None, "user_version", 5).unwrap();
+        tx.execute_batch(
+            "INSERT INTO config_texts VALUES (1, 'x', 'name = \"old\"');
+             INSERT INTO campaigns VALUES (1, 'old', 'active', NULL, 1, 1, 'e', 1, NULL);
+             INSERT INTO candidates (campaign_id, number, revision, parent, proposed_by, note,
+                 created_ms, verdict, verdict_set_by, reason, judged_ms)
+                 VALUES (1, 0, 'abc', NULL, 'you', '', 1, 'pending', NULL, NULL, NULL);
+             INSERT INTO ideas VALUES (1, 1, 'fuse', '', NULL, NULL, 'ready', NULL, 'you', 1, 1);
+             INSERT INTO runs (campaign_id, number, idea, base, tag, run_dir, started_ms,
+                 deadline_ms, end_reason, exit_code, commits, ended_ms, usage_usd, usage_source)
+                 VALUES (1, 1, 1, 0, 't', '/r', 1, 2, 'finished', 0, '[]', 3, 0.5, 'file');",
+        )
+        .unwrap();
+        tx.commit().unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 6);
+    let campaign = store.campaign_by_name("old").unwrap().unwrap().id;
+    let runs = store.list_runs(campaign).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(
+        runs[0].settled.as_ref().map(|s| s.end),
+        Some(tally_store::RunEnd::Finished)
+    );
+    assert_eq!(runs[0].usage.as_ref().and_then(|u| u.usd), Some(0.5));
 }
 
 fn runs_are_recorded_before_they_start_and_settled_once(store: &dyn FullStore) {

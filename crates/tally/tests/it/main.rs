@@ -30,6 +30,7 @@ mod implementers_postgres;
 mod implementers_presets;
 mod implementers_recovery;
 mod implementers_runs;
+mod implementers_stop;
 mod import_cli;
 mod reference;
 mod support;

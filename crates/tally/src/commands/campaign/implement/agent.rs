@@ -4,7 +4,8 @@
 //! output straight to log files (no pipe: it may outlive a killed `tally run`); the wrap-up file created `wrap_up` seconds before the timeout; at exit,
 //! `timeout` the group gets SIGTERM and [`TERM_GRACE`] to exit; then, or at exit or Ctrl-C, the
 //! group and every process carrying the tag are killed and reaped
-//! (`tally_process::run_in_group_with_grace`).
+//! (`tally_process::run_in_group_stoppable`). A stop of the campaign while it works brings the
+//! timeout forward to `stop_grace` from then ([`StopRequest`], `docs/implementers.md#stop-grace`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -56,6 +57,32 @@ pub struct Ended {
     pub end: Result<End, String>,
     /// The last lines of its stderr.
     pub stderr_tail: String,
+    /// The campaign's stop reached it while it worked ([`StopRequest::stop`]).
+    pub stopped: bool,
+}
+
+/// How the driver asks a working agent to stop (`docs/implementers.md#stop-grace`): its
+/// wrap-up file at once, then SIGTERM `stop_grace` later unless it exits first. Cheap to clone:
+/// the driver keeps one, the agent's thread the other.
+#[derive(Clone, Default)]
+pub struct StopRequest {
+    token: CancelToken,
+}
+
+impl StopRequest {
+    /// Writes the wrap-up file of `run_dir`, saying why, then fires the stop; once only.
+    pub fn stop(&self, run_dir: &Path, why: &str, grace_s: f64) {
+        if self.token.is_cancelled() {
+            return;
+        }
+        let _ = std::fs::write(
+            wrap_up_file(run_dir),
+            format!(
+                "wrap up: the campaign stopped ({why}); commit your work and exit within {grace_s} s\n"
+            ),
+        );
+        self.token.cancel();
+    }
 }
 
 /// The wrap-up file of a run directory.
@@ -105,8 +132,8 @@ fn cleared(settings: &ImplementerSettings) -> Vec<String> {
     names
 }
 
-/// Runs the agent to its end.
-pub fn run(l: &Launch<'_>, cancel: &CancelToken) -> Ended {
+/// Runs the agent to its end; `stop` may cut it short.
+pub fn run(l: &Launch<'_>, cancel: &CancelToken, stop: &StopRequest) -> Ended {
     let prompt = format!(
         "Read the brief in {} and follow it.",
         l.brief_file.display()
@@ -182,12 +209,17 @@ pub fn run(l: &Launch<'_>, cancel: &CancelToken) -> Ended {
         }
     });
     let marker = format!("TALLY_RUN_TAG={}", l.tag);
-    let result = tally_process::run_in_group_with_grace(
+    let result = tally_process::run_in_group_stoppable(
         command,
         marker.as_bytes(),
         timeout,
         TERM_GRACE,
         cancel,
+        Some(tally_process::Stop {
+            token: &stop.token,
+            // Any grace ≥ 0 is valid; one too long for a Duration is no limit.
+            grace: Duration::try_from_secs_f64(l.settings.stop_grace_s).unwrap_or(Duration::MAX),
+        }),
     );
     drop(done);
     let _ = waker.join();
@@ -195,10 +227,12 @@ pub fn run(l: &Launch<'_>, cancel: &CancelToken) -> Ended {
         Ok(run) => Ended {
             end: Ok(run.end),
             stderr_tail: tail(&String::from_utf8_lossy(&file_tail(&stderr_log)), 10),
+            stopped: run.stopped,
         },
         Err(e) => Ended {
             end: Err(format!("{e:?}")),
             stderr_tail: String::new(),
+            stopped: false,
         },
     }
 }

@@ -8,6 +8,12 @@
 //! `overlap = "serial"` (the default): one agent, and nothing judged while it works — the queue
 //! is judged, then an agent runs to its end, then its commits are judged. `overlap =
 //! "parallel"`: up to `max_concurrent` agents at once, the queue judged meanwhile.
+//!
+//! A hold lets the working agents finish (their commits wait pending). A stop — the stop rule
+//! before an evaluation or a launch, or asked when the queue runs dry while agents work — asks
+//! each working agent to stop: its wrap-up file at once, SIGTERM `stop_grace` later; it is
+//! collected as usual and its run ends `stopped` (`docs/implementers.md#stop-grace`). In serial
+//! nothing is judged or launched while an agent works, so a stop never meets one.
 
 use std::sync::mpsc;
 use std::thread::Scope;
@@ -95,14 +101,14 @@ fn turns<'scope>(
     loop {
         // Collect every agent that ended.
         while let Ok((number, ended)) = ended_rx.try_recv() {
-            let stopped = collect(c, &mut running, number, ended)?;
+            let stopped = collect(c, &mut running, number, ended, state.stop_reason())?;
             state.after_collect(stopped);
         }
         if c.cancel.is_cancelled() {
             // The agents share the token: each is being killed. Wait for and collect all.
             while !running.is_empty() {
                 let (number, ended) = ended_rx.recv()?;
-                let stopped = collect(c, &mut running, number, ended)?;
+                let stopped = collect(c, &mut running, number, ended, state.stop_reason())?;
                 state.after_collect(stopped);
             }
             return Ok(if state.stopped > 0 {
@@ -112,11 +118,18 @@ fn turns<'scope>(
             });
         }
         if let Some(end) = &state.ending {
-            // Held or stopped: no launch, no evaluation; the running agents finish.
+            // Held or stopped: no launch, no evaluation. Held: the running agents finish.
+            // Stopped: each is asked to stop (once), then collected.
             if running.is_empty() {
                 return Ok(Driven::End(end.clone()));
             }
-            if let Some(stopped) = wait_for_one(c, &ended_rx, &mut running)? {
+            if let RunEnd::Stopped(why) = end {
+                for prepared in &running {
+                    prepared.stop(why);
+                }
+            }
+            let reason = state.stop_reason();
+            if let Some(stopped) = wait_for_one(c, &ended_rx, &mut running, reason)? {
                 state.after_collect(stopped);
             }
             continue;
@@ -134,6 +147,11 @@ fn turns<'scope>(
                     if running.is_empty() && state.queue_empty {
                         return Ok(Driven::End(end));
                     }
+                    if matches!(end, RunEnd::Stopped(_)) {
+                        // The campaign is stopped: the working agents are asked to stop.
+                        state.ending = Some(end);
+                        continue;
+                    }
                     // Asked again once the agents ended and the queue is judged.
                     state.refused = Some(end);
                 }
@@ -141,7 +159,7 @@ fn turns<'scope>(
                     let brief = campaign_brief(c.workspace, c.loaded, c.engine, Some(c.store))?;
                     let prepared = launch::prepare(c.workspace, c.loaded, c.store, *idea, &brief)?;
                     if let Some(error) = prepared.failed.clone() {
-                        settle(c, &prepared, Err(error), String::new())?;
+                        settle(c, &prepared, Err(error), String::new(), None)?;
                         state.after_collect(false);
                         continue;
                     }
@@ -169,7 +187,14 @@ fn turns<'scope>(
             }
             match judged {
                 None => {}
-                Some(RunEnd::Idle) => state.queue_empty = true,
+                Some(RunEnd::Idle) => {
+                    state.queue_empty = true;
+                    // The queue ran dry while agents work: a stop limit the work just judged
+                    // reached must not wait for them (they may work for hours).
+                    if !running.is_empty() {
+                        state.ending = c.engine.stop_reached()?;
+                    }
+                }
                 // Ctrl-C: handled at the top of the loop.
                 Some(RunEnd::Interrupted) => {}
                 Some(end) => state.ending = Some(end),
@@ -185,7 +210,7 @@ fn turns<'scope>(
             }
             return Ok(Driven::Idle);
         }
-        if let Some(stopped) = wait_for_one(c, &ended_rx, &mut running)? {
+        if let Some(stopped) = wait_for_one(c, &ended_rx, &mut running, None)? {
             state.after_collect(stopped);
         }
     }
@@ -207,6 +232,14 @@ struct LoopState {
 }
 
 impl LoopState {
+    /// Why the campaign stopped, once the stop rule stopped it.
+    fn stop_reason(&self) -> Option<String> {
+        match &self.ending {
+            Some(RunEnd::Stopped(why)) => Some(why.clone()),
+            _ => None,
+        }
+    }
+
     /// An agent ended (`stopped`: by Ctrl-C or SIGTERM): its commits may be queued and its idea
     /// ready again.
     fn after_collect(&mut self, stopped: bool) {
@@ -222,27 +255,36 @@ fn wait_for_one(
     c: &Driver<'_>,
     ended_rx: &mpsc::Receiver<(u32, agent::Ended)>,
     running: &mut Vec<Prepared>,
+    stop_reason: Option<String>,
 ) -> anyhow::Result<Option<bool>> {
     match ended_rx.recv_timeout(WAIT) {
-        Ok((number, ended)) => collect(c, running, number, ended).map(Some),
+        Ok((number, ended)) => collect(c, running, number, ended, stop_reason).map(Some),
         Err(_) => Ok(None),
     }
 }
 
-/// Collects, queues and settles the ended run `number`; true when Ctrl-C or SIGTERM stopped
-/// its agent.
+/// Collects, queues and settles the ended run `number` (ended `stopped` when the campaign's
+/// stop, for `stop_reason`, reached its agent); true when Ctrl-C or SIGTERM stopped its agent.
 fn collect(
     c: &Driver<'_>,
     running: &mut Vec<Prepared>,
     number: u32,
     ended: agent::Ended,
+    stop_reason: Option<String>,
 ) -> anyhow::Result<bool> {
     let Some(at) = running.iter().position(|p| p.run.number == number) else {
         return Ok(false);
     };
     let prepared = running.swap_remove(at);
     let stopped = matches!(ended.end, Ok(End::Cancelled));
-    settle(c, &prepared, ended.end, ended.stderr_tail)?;
+    let stopped_for = stop_reason.filter(|_| ended.stopped);
+    settle(
+        c,
+        &prepared,
+        ended.end,
+        ended.stderr_tail,
+        stopped_for.as_deref(),
+    )?;
     Ok(stopped)
 }
 
@@ -252,6 +294,7 @@ fn settle(
     prepared: &Prepared,
     end: Result<End, String>,
     stderr_tail: String,
+    stopped_for: Option<&str>,
 ) -> anyhow::Result<()> {
     finish(
         c.workspace,
@@ -263,6 +306,7 @@ fn settle(
         Some(&prepared.idea),
         end,
         stderr_tail,
+        stopped_for,
     )?;
     Ok(())
 }

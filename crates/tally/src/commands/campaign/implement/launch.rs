@@ -98,6 +98,7 @@ pub struct Prepared {
     deadline_s: i64,
     identity: bool,
     settings: ImplementerSettings,
+    stop: agent::StopRequest,
 }
 
 /// Records the run and makes its directory, brief and worktree (`docs/implementers.md#runs`).
@@ -173,6 +174,7 @@ pub fn prepare(
         deadline_s: deadline.0 / 1000,
         identity: needs_identity(workspace),
         settings: settings.clone(),
+        stop: agent::StopRequest::default(),
     })
 }
 
@@ -194,6 +196,13 @@ impl Prepared {
                 identity: self.identity,
             },
             cancel,
+            &self.stop,
         )
+    }
+
+    /// Asks the working agent to stop: the campaign stopped for `why`
+    /// (`docs/implementers.md#stop-grace`).
+    pub fn stop(&self, why: &str) {
+        self.stop.stop(&self.dir, why, self.settings.stop_grace_s);
     }
 }

@@ -235,6 +235,7 @@ pub fn settle_leftovers(
             end,
             String::new(),
             unknown_exit,
+            None,
         )?;
     }
     Ok(())
@@ -316,6 +317,7 @@ fn finish(
     idea: Option<&Idea>,
     end: Result<End, String>,
     stderr_tail: String,
+    stopped_for: Option<&str>,
 ) -> anyhow::Result<RunEnd> {
     finish_with(
         workspace,
@@ -328,11 +330,14 @@ fn finish(
         end,
         stderr_tail,
         None,
+        stopped_for,
     )
 }
 
 /// [`finish`]; with `unknown_exit`, the agent's exit code is unknown (an adopted agent): its
-/// end is classified as after exit 0, no exit code is recorded, and the error says why.
+/// end is classified as after exit 0, no exit code is recorded, and the error says why. With
+/// `stopped_for`, the campaign's stop (for that reason) reached the agent while it worked: the
+/// run ends `stopped` (`docs/implementers.md#stop-grace`).
 #[allow(clippy::too_many_arguments)]
 fn finish_with(
     workspace: &Workspace,
@@ -345,6 +350,7 @@ fn finish_with(
     end: Result<End, String>,
     stderr_tail: String,
     unknown_exit: Option<&str>,
+    stopped_for: Option<&str>,
 ) -> anyhow::Result<RunEnd> {
     let settings = loaded.settings.implementer.as_ref();
     let ignore: Vec<String> = settings.map(|s| s.ignore.clone()).unwrap_or_default();
@@ -415,6 +421,7 @@ fn finish_with(
         left_base,
         !own.is_empty(),
         recovered.is_some(),
+        stopped_for,
     );
     let (exit_code, error) = match unknown_exit {
         Some(why) if exit_code == Some(0) => (
@@ -608,6 +615,7 @@ fn classify(
     left_base: bool,
     own_commits: bool,
     recovered: bool,
+    stopped_for: Option<&str>,
 ) -> (RunEnd, Option<i32>, Option<String>) {
     let with_tail = |head: String| {
         if stderr_tail.is_empty() {
@@ -630,6 +638,19 @@ fn classify(
         ),
         _ if left_base => (RunEnd::Failed, Some(anomalies::LEFT_BASE.to_string())),
         Ok(End::Cancelled) => (RunEnd::Cancelled, Some("cancelled (interrupted)".into())),
+        Ok(how) if stopped_for.is_some() => {
+            let how = match how {
+                End::TimedOut => "killed after stop_grace".to_string(),
+                End::Exited(code) => format!("exit {code} after the wrap-up file"),
+                End::Signalled(signal) => format!("killed by signal {signal}"),
+                End::Cancelled => "cancelled".to_string(),
+            };
+            let why = stopped_for.unwrap_or_default();
+            (
+                RunEnd::Stopped,
+                Some(format!("the campaign stopped ({why}): {how}")),
+            )
+        }
         Ok(End::TimedOut) => (RunEnd::TimedOut, Some("killed at the timeout".into())),
         Ok(End::Exited(0)) if own_commits => (RunEnd::Finished, None),
         Ok(End::Exited(0)) if recovered => (RunEnd::Interrupted, None),

@@ -1,5 +1,5 @@
 //! Requeueing an unfinished idea (`docs/implementers.md#requeue`): a run that ended unfinished
-//! (`interrupted`, `timed_out`, `failed` with its HEAD on the base, `cancelled`) and left a
+//! (`interrupted`, `timed_out`, `failed` with its HEAD on the base, `cancelled`, `stopped`) and left a
 //! commit — its own or the recovered unsaved work — gives its idea another run started from that
 //! commit, up to `[implementer] requeue_unfinished` times per idea, whether or not attempts are
 //! left. Nothing is stored for it: which run continues which is derived from the idea's runs in
@@ -27,7 +27,11 @@ fn unfinished(run: &Run) -> Option<Continues> {
     let settled = run.settled.as_ref()?;
     let ends = matches!(
         settled.end,
-        RunEnd::Interrupted | RunEnd::TimedOut | RunEnd::Failed | RunEnd::Cancelled
+        RunEnd::Interrupted
+            | RunEnd::TimedOut
+            | RunEnd::Failed
+            | RunEnd::Cancelled
+            | RunEnd::Stopped
     );
     if !ends || settled.error.as_deref() == Some(LEFT_BASE) {
         return None;
