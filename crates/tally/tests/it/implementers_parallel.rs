@@ -372,9 +372,10 @@ fn a_pending_agent_commit_left_behind_by_a_keep_is_merged_onto_the_new_head_in_o
         .map(|c| c["candidate"].clone())
         .collect();
     assert_eq!(listed, [2, 3, 4, 5].map(Value::from), "{run2}");
-    for pin in ["merge-2-onto-1", "merge-3-onto-4"] {
-        let name = format!("refs/tally/agents/runs/2/{pin}");
-        assert_eq!(repo.git(&["rev-parse", &name]).len(), 40, "{name}");
+    // Each merge is pinned by its candidate's number.
+    for merge in [4, 5] {
+        let name = format!("refs/tally/agents/runs/2/merge-{merge}");
+        assert_eq!(repo.git(&["rev-parse", &name]), revision(&repo, merge), "{name}");
     }
 }
 
