@@ -29,6 +29,7 @@ mod implementers_parallel;
 mod implementers_postgres;
 mod implementers_presets;
 mod implementers_runs;
+mod implementers_store_guard;
 mod import_cli;
 mod reference;
 mod support;
