@@ -345,7 +345,7 @@ impl Engine<'_> {
     }
 
     /// The hold reason when the store shows writes that did not come from tally
-    /// (`docs/implementers.md#store-guard`): one cheap look at the store's guard.
+    /// (`docs/store.md#guard`): one cheap look at the store's guard.
     fn tampered(&self) -> Result<Option<String>> {
         Ok(self
             .store
