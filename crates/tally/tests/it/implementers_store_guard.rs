@@ -92,6 +92,13 @@ fn an_agent_that_writes_the_store_with_sqlite3_fails_and_the_verdicts_stay() {
         "{}",
         text(&check.stdout)
     );
+    let repair = repo.tally(&["store", "check", "--repair"]);
+    assert_eq!(repair.status.code(), Some(0), "{}", text(&repair.stderr));
+    assert!(
+        text(&repair.stdout).ends_with(": the guard is intact; nothing to repair\n"),
+        "{}",
+        text(&repair.stdout)
+    );
 }
 
 #[test]
