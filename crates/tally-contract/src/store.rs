@@ -210,6 +210,15 @@ pub trait Store: Send + Sync {
         None
     }
 
+    /// What shows that something other than the store's own code wrote it, as one sentence
+    /// that names the fix (`docs/store.md#guard`); `None` when nothing does. The engine holds
+    /// the campaign with it (`store tampered: …`) before every evaluation and launch, so it
+    /// must be cheap. A backend that no implementer can reach (PostgreSQL: its URL is never in
+    /// an agent's environment) answers `None`.
+    fn tampering(&self) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
+
     /// This store as one that also keeps check runs ([`crate::CheckStore`]); `None` for a
     /// backend that does not (yet): the checks still run, and run again for every evaluation.
     fn with_checks(&self) -> Option<&dyn crate::CheckStore> {

@@ -146,6 +146,17 @@ impl Engine<'_> {
                 campaign.reason.clone().unwrap_or_else(|| "stopped".into()),
             )));
         }
+        // A tampered store holds the campaign at once, even with nothing queued; after that,
+        // before every evaluation and launch (`stop_decision_before`).
+        if let Some(reason) = self.tampered()? {
+            self.store.set_campaign_state(
+                campaign.id,
+                CampaignState::Held,
+                Some(&reason),
+                self.clock.now(),
+            )?;
+            return Ok(Some(RunEnd::Held(reason)));
+        }
         // When the stop rule was last asked while nothing was queued.
         let mut idle_check: Option<UnixMillis> = None;
         loop {
@@ -332,13 +343,17 @@ impl Engine<'_> {
     }
 
     /// The stop rule's answer before `upcoming` (an evaluation or an implementer launch): the
-    /// facts that action grows carry their projection.
+    /// facts that action grows carry their projection. A store written by something other than
+    /// tally holds first, whatever the rule says.
     pub(crate) fn stop_decision_before(
         &self,
         campaign: &Campaign,
         in_flight: bool,
         upcoming: facts::Upcoming,
     ) -> Result<StopDecision> {
+        if let Some(reason) = self.tampered()? {
+            return Ok(StopDecision::Hold(reason));
+        }
         let mut data = view::into_campaign_data(
             self.store.snapshot(campaign.id)?,
             self.settings,
@@ -350,6 +365,15 @@ impl Engine<'_> {
             facts::check_stop(self.providers, &data, now_s, in_flight, upcoming)
                 .unwrap_or_else(|e| StopDecision::Hold(format!("the stop rule failed: {e}"))),
         )
+    }
+
+    /// The hold reason when the store shows writes that did not come from tally
+    /// (`docs/store.md#guard`): one cheap look at the store's guard.
+    fn tampered(&self) -> Result<Option<String>> {
+        Ok(self
+            .store
+            .tampering()?
+            .map(|why| format!("store tampered: {why}")))
     }
 
     /// Evaluations a killed `tally run` left `running` are abandoned; their candidates stay

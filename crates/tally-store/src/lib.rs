@@ -22,6 +22,7 @@ mod sqlite;
 pub use copy::{CopySummary, copy_sqlite_to_postgres};
 #[cfg(feature = "postgres")]
 pub use pg::{PgOptions, PgRunLock, PgStore, RunLockError, RunLockHeld, redact};
+pub use sqlite::guard::{WRITER_FUNCTION, allow_writes};
 pub use sqlite::{APPLICATION_ID, SqliteOptions, SqliteStore, Synchronous};
 pub use tally_contract::{
     CampaignSnapshot, CampaignTotals, EvaluationCounts, EvaluationDuration, HeadUpdate, Idea,

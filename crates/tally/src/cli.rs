@@ -84,7 +84,7 @@ pub enum Command {
     /// Load-test an OpenAI-compatible endpoint, serve a fake one, convert a run to evidence.
     #[command(subcommand)]
     Bench(crate::commands::bench::BenchCommand),
-    /// Move a campaign store between backends.
+    /// Check a campaign store's guard against foreign writes, or move a store between backends.
     #[command(subcommand)]
     Store(StoreCommand),
 }
@@ -94,6 +94,17 @@ pub enum Command {
 pub enum StoreCommand {
     /// Copy a SQLite store into an empty PostgreSQL database, ids and values unchanged.
     Copy(StoreCopyArgs),
+    /// Check that only tally wrote the SQLite store: its guard triggers are all there, unchanged
+    /// (docs/store.md#guard); with --repair, restore them.
+    Check(WithCampaign<StoreCheckArgs>),
+}
+
+/// `tally store check`
+#[derive(Debug, Args)]
+pub struct StoreCheckArgs {
+    /// Restore the missing or changed guard triggers and drop the triggers that are not tally's.
+    #[arg(long)]
+    pub repair: bool,
 }
 
 /// `tally store copy`

@@ -13,6 +13,7 @@ mod candidates;
 mod checks;
 pub(crate) mod codec;
 mod evaluations;
+pub(crate) mod guard;
 mod ideas;
 mod measurements;
 mod runs;
@@ -45,6 +46,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!(
         "../../migrations/sqlite/0006_run_end_stopped.sql"
     )),
+    M::up(guard::MIGRATION),
 ];
 
 const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
@@ -140,6 +142,7 @@ impl SqliteStore {
             source: Box::new(Flat(source)),
         };
         let mut conn = Connection::open(path).map_err(open_err)?;
+        guard::allow_writes(&conn).map_err(open_err)?;
         conn.busy_timeout(options.busy_timeout).map_err(open_err)?;
         check_identity(&conn, &shown).map_err(|e| locate(e, &shown, options.busy_timeout))?;
         // journal_mode answers with the mode in force ("memory" for an in-memory database).
@@ -201,6 +204,8 @@ impl SqliteStore {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let open = |uri: &str| -> Result<Connection, StoreError> {
             let conn = Connection::open_with_flags(uri, flags).map_err(open_err)?;
+            // Nothing is written through it; registered so that every tally connection is alike.
+            guard::allow_writes(&conn).map_err(open_err)?;
             conn.busy_timeout(options.busy_timeout).map_err(open_err)?;
             check_identity(&conn, &shown).map_err(|e| locate(e, &shown, options.busy_timeout))?;
             Ok(conn)
@@ -240,6 +245,20 @@ impl SqliteStore {
     /// Where the store is (`:memory:` for an in-memory one).
     pub fn path(&self) -> &str {
         &self.path
+    }
+
+    /// What shows that something other than tally wrote the store — a guard trigger missing,
+    /// changed, or one that is not tally's (`docs/store.md#guard`) — as a sentence that names
+    /// the fix; `None` when the guard is intact.
+    pub fn guard_damage(&self) -> Result<Option<String>, StoreError> {
+        self.read(guard::tampering)
+    }
+
+    /// Restores the guard triggers (`tally store check --repair`, `docs/store.md#guard`) in one
+    /// transaction: the missing and changed ones from the migration, the ones that are not
+    /// tally's dropped. Returns what it did, one line each (empty: the guard was intact).
+    pub fn repair_guard(&self) -> Result<Vec<String>, StoreError> {
+        self.write(guard::repair)
     }
 
     /// The schema version of the open database (`PRAGMA user_version`).

@@ -31,6 +31,10 @@ impl Store for SqliteStore {
             .map(|_| self as &dyn tally_contract::WorkerStore)
     }
 
+    fn tampering(&self) -> Result<Option<String>, StoreError> {
+        self.guard_damage()
+    }
+
     fn create_campaign(&self, new: &NewCampaign) -> Result<Campaign, StoreError> {
         self.write(|c| campaigns::create(c, new))
     }

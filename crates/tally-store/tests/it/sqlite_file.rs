@@ -26,10 +26,10 @@ fn migrations_apply_from_empty_and_set_the_file_up() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tally.db");
     let store = SqliteStore::open(&path).unwrap();
-    // Six migrations: 0001_initial, 0002_implementers, 0003_run_usage, 0004_checks,
-    // 0005_held_gpus, 0006_run_end_stopped.
-    assert_eq!(SqliteStore::SCHEMA_VERSION, 6);
-    assert_eq!(store.schema_version().unwrap(), 6);
+    // Seven migrations: 0001_initial, 0002_implementers, 0003_run_usage, 0004_checks,
+    // 0005_held_gpus, 0006_run_end_stopped, 0007_store_guard.
+    assert_eq!(SqliteStore::SCHEMA_VERSION, 7);
+    assert_eq!(store.schema_version().unwrap(), 7);
     assert_eq!(store.path(), path.display().to_string());
     drop(store);
     let raw = Connection::open(&path).unwrap();
@@ -58,7 +58,7 @@ fn migrations_apply_from_empty_and_set_the_file_up() {
     // Opening again is a no-op migration.
     assert_eq!(
         SqliteStore::open(&path).unwrap().schema_version().unwrap(),
-        6
+        7
     );
 }
 
@@ -111,15 +111,15 @@ fn a_store_from_a_newer_tally_is_refused() {
     drop(SqliteStore::open(&path).unwrap());
     Connection::open(&path)
         .unwrap()
-        .pragma_update(None, "user_version", 7)
+        .pragma_update(None, "user_version", 8)
         .unwrap();
     let err = SqliteStore::open(&path).unwrap_err();
     assert!(
         matches!(
             err,
             StoreError::SchemaTooNew {
-                found: 7,
-                known: 6,
+                found: 8,
+                known: 7,
                 ..
             }
         ),
@@ -128,7 +128,7 @@ fn a_store_from_a_newer_tally_is_refused() {
     assert_eq!(
         err.to_string(),
         format!(
-            "the store {} has schema version 7, newer than this tally knows (6); upgrade tally \
+            "the store {} has schema version 8, newer than this tally knows (7); upgrade tally \
              to open it",
             path.display()
         )
@@ -137,7 +137,7 @@ fn a_store_from_a_newer_tally_is_refused() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 7, "a refused file is left untouched");
+    assert_eq!(version, 8, "a refused file is left untouched");
 }
 
 #[test]
@@ -392,7 +392,7 @@ fn a_store_opened_read_only_reads_everything_and_writes_nothing() {
     let err = SqliteStore::open_read_only(&empty).unwrap_err();
     assert!(
         err.to_string().ends_with(
-            "its schema version is 0, older than this tally's (6); a command that writes (`tally \
+            "its schema version is 0, older than this tally's (7); a command that writes (`tally \
              run`) upgrades it, which needs write access"
         ),
         "{err}"

@@ -5,7 +5,7 @@
 //! `implementer list|show`) and the
 //! evidence and bench commands stay available.
 
-use crate::cli::{CandidateCommand, Command, IdeaCommand, ImplementerCommand};
+use crate::cli::{CandidateCommand, Command, IdeaCommand, ImplementerCommand, StoreCommand};
 
 /// The variables that mark an implementer's environment.
 pub const MARKERS: &[&str] = &["TALLY_ACTOR", "TALLY_RUN_TAG"];
@@ -28,7 +28,10 @@ fn writing_command(command: &Command) -> Option<&'static str> {
             IdeaCommand::Park(_) => Some("idea park"),
             IdeaCommand::List(_) | IdeaCommand::Show(_) => None,
         },
-        Command::Store(_) => Some("store copy"),
+        Command::Store(c) => match c {
+            StoreCommand::Copy(_) => Some("store copy"),
+            StoreCommand::Check(_) => Some("store check"),
+        },
         Command::Implementer(c) => match c.command {
             ImplementerCommand::Cancel(_) => Some("implementer cancel"),
             ImplementerCommand::Usage(_) => Some("implementer usage"),

@@ -1,18 +1,71 @@
 //! `tally store copy --from sqlite:PATH --to postgres://…`: moves a SQLite store into an empty
 //! PostgreSQL database for a team (`docs/team.md#moving`), with the same ids and values, and
 //! says what it copied. Exit 0, or 1 with the reason (the destination is left empty).
+//!
+//! `tally store check [--repair]`: says whether the SQLite store's guard triggers are intact
+//! (`docs/store.md#guard`) — exit 0, or 1 naming what is wrong and the fix — and with `--repair`
+//! restores them.
 
 use std::path::Path;
 
 use anyhow::bail;
 
-use crate::cli::StoreCommand;
+use super::campaign::context::{Database, Workspace};
+use crate::cli::{CampaignOptions, StoreCheckArgs, StoreCommand};
 use crate::exit::Status;
+use crate::printer;
 
 /// Runs the command.
 pub fn run(command: &StoreCommand) -> anyhow::Result<Status> {
     match command {
         StoreCommand::Copy(args) => copy(&args.from, &args.to),
+        StoreCommand::Check(with) => check(&with.options, &with.args),
+    }
+}
+
+/// `tally store check [--repair]`.
+fn check(options: &CampaignOptions, args: &StoreCheckArgs) -> anyhow::Result<Status> {
+    let path = match Workspace::discover(options)?.database() {
+        Database::Postgres(_) => {
+            printer::out_line(
+                "a PostgreSQL store has no guard triggers to check: its URL is never in an \
+                 implementer's environment (docs/store.md#guard)",
+            )?;
+            return Ok(Status::Success);
+        }
+        Database::Sqlite(path) => path,
+    };
+    if !path.is_file() {
+        bail!(
+            "there is no store at {}; run `tally init` first, or name the store with --database",
+            path.display()
+        );
+    }
+    let store = tally_store::SqliteStore::open(&path)?;
+    let shown = path.display();
+    if args.repair {
+        let done = store.repair_guard()?;
+        if done.is_empty() {
+            printer::out_line(&format!(
+                "store {shown}: the guard is intact; nothing to repair"
+            ))?;
+        } else {
+            for line in &done {
+                printer::out_line(&format!("store {shown}: {line}"))?;
+            }
+            printer::out_line(&format!(
+                "store {shown}: the guard is restored; a campaign held for it runs on at the \
+                 next `tally run`"
+            ))?;
+        }
+        return Ok(Status::Success);
+    }
+    match store.guard_damage()? {
+        None => {
+            printer::out_line(&format!("store {shown}: the guard is intact"))?;
+            Ok(Status::Success)
+        }
+        Some(why) => bail!("store {shown} tampered: {why}"),
     }
 }
 

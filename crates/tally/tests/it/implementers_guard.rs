@@ -42,6 +42,7 @@ fn write_commands_refuse_inside_an_implementer_and_record_nothing() {
         (&["idea", "add", "sneaky"], "idea add"),
         (&["idea", "park", "1"], "idea park"),
         (&["implementer", "cancel", "1"], "implementer cancel"),
+        (&["store", "check", "--repair"], "store check"),
     ];
     for (marker, value) in [("TALLY_ACTOR", "implementer#3"), ("TALLY_RUN_TAG", "5f0c")] {
         for (args, name) in writes {

@@ -31,6 +31,7 @@ mod implementers_presets;
 mod implementers_recovery;
 mod implementers_runs;
 mod implementers_stop;
+mod implementers_store_guard;
 mod import_cli;
 mod reference;
 mod support;

@@ -3,7 +3,7 @@
 
 pub mod brief;
 pub mod candidate;
-mod context;
+pub(crate) mod context;
 pub mod demo;
 mod executor;
 mod gpu_time;
