@@ -1,6 +1,6 @@
 //! A body frame is stamped when the client reads it off the socket, not when the request's task
 //! next happens to run (docs/bench.md#stamps). A raw TCP server writes the first token at a known
-//! instant while a "hog" task on the client's one-thread runtime blocks the thread for 40 ms at a
+//! instant while a "hog" task on the client's one-thread runtime blocks the thread for 100 ms at a
 //! time: the read can happen only when a hog turn ends, and the stamp must be taken right then,
 //! not one more hog turn later (which is what a hand-off from a separate connection task costs).
 
@@ -16,7 +16,7 @@ use tally_bench::client::{Pool, RunClock};
 use tally_bench::record::{Phase, RequestRecord, Status};
 
 /// How long each turn of the hog task blocks the client's thread.
-const HOG: Duration = Duration::from_millis(40);
+const HOG: Duration = Duration::from_millis(100);
 
 /// Reads one request (head and `content-length` body).
 fn read_request(stream: &mut TcpStream) {
@@ -46,8 +46,9 @@ fn chunk(data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Serves one streamed answer; returns when its first token was in the client's socket.
-fn serve_one(listener: TcpListener) -> Instant {
+/// Serves one streamed answer; returns the instants just before the first token was written and
+/// just after it was in the client's socket.
+fn serve_one(listener: TcpListener) -> (Instant, Instant) {
     let (mut stream, _) = listener.accept().unwrap();
     stream.set_nodelay(true).unwrap();
     read_request(&mut stream);
@@ -57,6 +58,7 @@ fn serve_one(listener: TcpListener) -> Instant {
     std::thread::sleep(Duration::from_millis(150));
     let token =
         b"data: {\"id\":\"r\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n";
+    let before = Instant::now();
     stream.write_all(&chunk(token)).unwrap();
     // On loopback the bytes are in the client's receive buffer when write returns.
     let written = Instant::now();
@@ -65,7 +67,7 @@ fn serve_one(listener: TcpListener) -> Instant {
     end.extend_from_slice(b"0\r\n\r\n");
     stream.write_all(&end).unwrap();
     let _ = stream.read(&mut [0u8; 64]);
-    written
+    (before, written)
 }
 
 #[test]
@@ -110,7 +112,7 @@ fn a_frame_is_stamped_at_its_socket_read_not_at_a_later_poll() {
         hog.await.unwrap();
         record
     });
-    let written = server.join().unwrap();
+    let (before, written) = server.join().unwrap();
     assert_eq!(record.status, Status::Ok, "{:?}", record.error_message);
     let stamp = clock.instant(record.first_token_ns.expect("a first token"));
     // The first moment the client's thread was free to read the token.
@@ -120,7 +122,7 @@ fn a_frame_is_stamped_at_its_socket_read_not_at_a_later_poll() {
         .iter()
         .find(|&&end| end >= written)
         .expect("a hog turn ended after the token was written");
-    assert!(stamp >= written, "stamped before the token was written");
+    assert!(stamp >= before, "stamped before the token was written");
     assert!(
         stamp < free + HOG / 2,
         "stamped {:?} after the thread was free to read it (one hog turn is {HOG:?}): \
