@@ -1,7 +1,5 @@
 //! One request from send to end of stream, stamped on the run clock as each body frame arrives
-//! (before any JSON parsing), and classified into a [`Status`] by where it ended. The request's
-//! own task drives its connection's I/O (`Conn::drive` in the pool), so a frame is stamped in
-//! the same poll that read it off the socket (docs/bench.md#stamps).
+//! (before any JSON parsing), and classified into a [`Status`] by where it ended.
 
 use std::time::{Duration, Instant};
 
@@ -109,28 +107,28 @@ pub async fn execute(ctx: &ExchangeContext, body: Bytes, record: &mut RequestRec
         Err(err) => return fail(record, Status::Error, "request", &err.to_string(), key),
     };
     record.sent_ns = Some(ctx.clock.now_ns());
-    let response_head = conn.sender.send_request(request);
-    let response = match tokio::time::timeout(ctx.inactivity, conn.drive(response_head)).await {
-        Err(_) => {
-            return fail(
-                record,
-                Status::Timeout,
-                "head_timeout",
-                "no response head within --timeout",
-                key,
-            );
-        }
-        Ok(Err(err)) => {
-            return fail(
-                record,
-                Status::DeliveryUnknown,
-                "lost_before_head",
-                &err.to_string(),
-                key,
-            );
-        }
-        Ok(Ok(response)) => response,
-    };
+    let response =
+        match tokio::time::timeout(ctx.inactivity, conn.sender.send_request(request)).await {
+            Err(_) => {
+                return fail(
+                    record,
+                    Status::Timeout,
+                    "head_timeout",
+                    "no response head within --timeout",
+                    key,
+                );
+            }
+            Ok(Err(err)) => {
+                return fail(
+                    record,
+                    Status::DeliveryUnknown,
+                    "lost_before_head",
+                    &err.to_string(),
+                    key,
+                );
+            }
+            Ok(Ok(response)) => response,
+        };
     record.head_ns = Some(ctx.clock.now_ns());
     let code = response.status().as_u16();
     record.http_status = Some(code);
@@ -139,7 +137,7 @@ pub async fn execute(ctx: &ExchangeContext, body: Bytes, record: &mut RequestRec
         let mut bytes = Vec::new();
         let mut complete = false;
         loop {
-            match tokio::time::timeout(ctx.inactivity, conn.drive(body.frame())).await {
+            match tokio::time::timeout(ctx.inactivity, body.frame()).await {
                 Ok(Some(Ok(frame))) => {
                     if let Ok(data) = frame.into_data() {
                         let room = MAX_BODY.saturating_sub(bytes.len());
@@ -163,7 +161,7 @@ pub async fn execute(ctx: &ExchangeContext, body: Bytes, record: &mut RequestRec
     let mut reader = StreamReader::new(ctx.stream);
     let mut clean_end;
     loop {
-        let next = tokio::time::timeout(ctx.inactivity, conn.drive(body.frame())).await;
+        let next = tokio::time::timeout(ctx.inactivity, body.frame()).await;
         let now = Instant::now();
         match next {
             Err(_) => {
@@ -203,7 +201,7 @@ pub async fn execute(ctx: &ExchangeContext, body: Bytes, record: &mut RequestRec
     if !clean_end {
         // `[DONE]` came; the chunked terminator normally follows in the same frame.
         clean_end = matches!(
-            tokio::time::timeout(Duration::from_millis(50), conn.drive(body.frame())).await,
+            tokio::time::timeout(Duration::from_millis(50), body.frame()).await,
             Ok(None)
         );
     }

@@ -2,72 +2,25 @@
 //! keep-alive is on; a new one is dialled with `TCP_NODELAY` when none is idle. Each phase fills
 //! the pool before it starts ([`Pool::dial_idle`]) so that dials do not land on its hot path
 //! (docs/bench.md#connections).
-//!
-//! A connection's I/O is not a task of its own: the request that holds the connection polls it
-//! ([`Conn::drive`]), so the socket read that brings a frame and the stamp of that frame happen in
-//! one poll of one task, with no hand-off to another task (or thread) in between
-//! (docs/bench.md#stamps).
 
-use std::future::{Future, poll_fn};
 use std::net::SocketAddr;
-use std::pin::{Pin, pin};
 use std::sync::Mutex;
-use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::client::conn::http1::{Connection, SendRequest};
+use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
-use tokio::net::TcpStream;
-
-/// A connection's I/O state machine (reads, writes, HTTP/1.1 framing).
-type Driver = Pin<Box<Connection<TokioIo<TcpStream>, Full<Bytes>>>>;
 
 /// One connection.
 #[derive(Debug)]
 pub struct Conn {
     /// The request sender.
     pub sender: SendRequest<Full<Bytes>>,
-    /// Its I/O, polled by whoever awaits on the connection; `None` once it has ended.
-    driver: Option<Driver>,
     /// The local port (names the connection in records).
     pub id: u32,
     /// Requests it has carried before this one.
     pub uses: u32,
-}
-
-impl Conn {
-    /// Awaits `work` (a response, a body frame, readiness) while polling this connection's I/O in
-    /// the same task: each poll first lets the connection read and write, then polls `work`,
-    /// twice, so a frame read off the socket is handed to `work` in that same poll.
-    pub async fn drive<F: Future>(&mut self, work: F) -> F::Output {
-        drive(&mut self.driver, work).await
-    }
-
-    /// Waits until the connection can take a request (an error: it has closed).
-    pub async fn ready(&mut self) -> hyper::Result<()> {
-        let Self { sender, driver, .. } = self;
-        drive(driver, poll_fn(|cx| sender.poll_ready(cx))).await
-    }
-}
-
-async fn drive<F: Future>(driver: &mut Option<Driver>, work: F) -> F::Output {
-    let mut work = pin!(work);
-    poll_fn(|cx| {
-        for _ in 0..2 {
-            if let Some(io) = driver.as_mut()
-                && io.as_mut().poll(cx).is_ready()
-            {
-                *driver = None;
-            }
-            if let Poll::Ready(out) = work.as_mut().poll(cx) {
-                return Poll::Ready(out);
-            }
-        }
-        Poll::Pending
-    })
-    .await
 }
 
 /// The pool.
@@ -100,10 +53,7 @@ impl Pool {
         loop {
             let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
             let Some(mut conn) = idle else { break };
-            if conn.sender.is_closed() {
-                continue;
-            }
-            if conn.ready().await.is_ok() {
+            if !conn.sender.is_closed() && conn.sender.ready().await.is_ok() {
                 return Ok(conn);
             }
         }
@@ -123,9 +73,11 @@ impl Pool {
             .handshake(TokioIo::new(stream))
             .await
             .map_err(std::io::Error::other)?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
         Ok(Conn {
             sender,
-            driver: Some(Box::pin(connection)),
             id,
             uses: 0,
         })
