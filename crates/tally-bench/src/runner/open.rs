@@ -58,10 +58,6 @@ pub async fn run(
         if stop.is_stopping() {
             break;
         }
-        tokio::select! {
-            () = sleep_until(due) => {}
-            () = stop.wait() => break,
-        }
         let phase = match bound {
             PhaseBound::Count { phase, .. } => phase,
             PhaseBound::Duration { warm, .. } if Duration::from_secs_f64(*offset) < warm => {
@@ -69,7 +65,12 @@ pub async fn run(
             }
             PhaseBound::Duration { .. } => Phase::Measured,
         };
+        // The body is built before the due time, so building it is not part of the dispatch.
         let (mut record, body) = plan(&shared, phase, index as u64, due);
+        tokio::select! {
+            () = sleep_until(due) => {}
+            () = stop.wait() => break,
+        }
         let available = slots.available_permits();
         record.in_flight_at_dispatch = max_in_flight.saturating_sub(available as u32);
         let permit = match slots.clone().try_acquire_owned() {
