@@ -279,7 +279,7 @@ fn a_version_5_store_keeps_its_runs_when_runs_is_rebuilt_for_stopped() {
         tx.commit().unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(store.schema_version().unwrap(), 7);
     let campaign = store.campaign_by_name("old").unwrap().unwrap().id;
     let runs = store.list_runs(campaign).unwrap();
     assert_eq!(runs.len(), 1);
