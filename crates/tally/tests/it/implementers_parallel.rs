@@ -375,7 +375,11 @@ fn a_pending_agent_commit_left_behind_by_a_keep_is_merged_onto_the_new_head_in_o
     // Each merge is pinned by its candidate's number.
     for merge in [4, 5] {
         let name = format!("refs/tally/agents/runs/2/merge-{merge}");
-        assert_eq!(repo.git(&["rev-parse", &name]), revision(&repo, merge), "{name}");
+        assert_eq!(
+            repo.git(&["rev-parse", &name]),
+            revision(&repo, merge),
+            "{name}"
+        );
     }
 }
 

@@ -118,7 +118,10 @@ fn assert_stopped_with_its_commit_pending(repo: &CampaignRepo, ideas: &Value) ->
         2,
         "its commit and its merge onto the head: {run}"
     );
-    assert_eq!(commits[0]["note"], "head moved: merged onto candidate#1 as candidate#3");
+    assert_eq!(
+        commits[0]["note"],
+        "head moved: merged onto candidate#1 as candidate#3"
+    );
     assert_eq!(commits[1]["candidate"], 3);
     let status = repo.status_json();
     assert_eq!(candidate(&status, 3)["verdict"], "pending", "{run}");
