@@ -141,21 +141,13 @@ impl Engine<'_> {
                 self.store
                     .set_campaign_config(campaign.id, &self.evaluator, self.config_text)?;
         }
-        if campaign.state == CampaignState::Stopped {
-            return Ok(Some(RunEnd::Stopped(
-                campaign.reason.clone().unwrap_or_else(|| "stopped".into()),
-            )));
+        if let Some(end) = already_stopped(&campaign) {
+            return Ok(Some(end));
         }
         // A tampered store holds the campaign at once, even with nothing queued; after that,
         // before every evaluation and launch (`stop_decision_before`).
         if let Some(reason) = self.tampered()? {
-            self.store.set_campaign_state(
-                campaign.id,
-                CampaignState::Held,
-                Some(&reason),
-                self.clock.now(),
-            )?;
-            return Ok(Some(RunEnd::Held(reason)));
+            return self.record_decision(&campaign, StopDecision::Hold(reason));
         }
         // When the stop rule was last asked while nothing was queued.
         let mut idle_check: Option<UnixMillis> = None;
@@ -198,14 +190,9 @@ impl Engine<'_> {
                     };
                     if idle_check.is_none_or(due) {
                         idle_check = Some(now);
-                        if let StopDecision::Stop(reason) = self.stop_decision(&campaign)? {
-                            self.store.set_campaign_state(
-                                campaign.id,
-                                CampaignState::Stopped,
-                                Some(&reason),
-                                self.clock.now(),
-                            )?;
-                            return Ok(Some(RunEnd::Stopped(reason)));
+                        let decision = self.stop_decision(&campaign)?;
+                        if matches!(decision, StopDecision::Stop(_)) {
+                            return self.record_decision(&campaign, decision);
                         }
                     }
                     self.clock.sleep(POLL);
@@ -223,35 +210,8 @@ impl Engine<'_> {
             if !matches!(decision, StopDecision::Go) {
                 self.give_up_resumed(&campaign, &work)?;
             }
-            match decision {
-                StopDecision::Hold(reason) => {
-                    self.store.set_campaign_state(
-                        campaign.id,
-                        CampaignState::Held,
-                        Some(&reason),
-                        self.clock.now(),
-                    )?;
-                    return Ok(Some(RunEnd::Held(reason)));
-                }
-                StopDecision::Stop(reason) => {
-                    self.store.set_campaign_state(
-                        campaign.id,
-                        CampaignState::Stopped,
-                        Some(&reason),
-                        self.clock.now(),
-                    )?;
-                    return Ok(Some(RunEnd::Stopped(reason)));
-                }
-                StopDecision::Go => {
-                    if campaign.state != CampaignState::Active {
-                        self.store.set_campaign_state(
-                            campaign.id,
-                            CampaignState::Active,
-                            None,
-                            self.clock.now(),
-                        )?;
-                    }
-                }
+            if let Some(end) = self.record_decision(&campaign, decision)? {
+                return Ok(Some(end));
             }
             let end = match work {
                 Work::Queued(evaluation) => {
@@ -276,21 +236,46 @@ impl Engine<'_> {
     /// may still work when the queue runs dry (`docs/implementers.md#stop-grace`).
     pub fn stop_reached(&self) -> Result<Option<RunEnd>> {
         let campaign = self.campaign()?;
-        if campaign.state == CampaignState::Stopped {
-            return Ok(Some(RunEnd::Stopped(
-                campaign.reason.clone().unwrap_or_else(|| "stopped".into()),
-            )));
+        if let Some(end) = already_stopped(&campaign) {
+            return Ok(Some(end));
         }
-        if let StopDecision::Stop(reason) = self.stop_decision(&campaign)? {
-            self.store.set_campaign_state(
-                campaign.id,
+        match self.stop_decision(&campaign)? {
+            decision @ StopDecision::Stop(_) => self.record_decision(&campaign, decision),
+            StopDecision::Hold(_) | StopDecision::Go => Ok(None),
+        }
+    }
+
+    /// Records the stop rule's answer in the campaign's state: a hold or a stop is stored with
+    /// its reason and returned; a go makes a held campaign active again and returns `None`.
+    fn record_decision(
+        &self,
+        campaign: &Campaign,
+        decision: StopDecision,
+    ) -> Result<Option<RunEnd>> {
+        let (state, reason, end) = match decision {
+            StopDecision::Go => {
+                if campaign.state != CampaignState::Active {
+                    self.store.set_campaign_state(
+                        campaign.id,
+                        CampaignState::Active,
+                        None,
+                        self.clock.now(),
+                    )?;
+                }
+                return Ok(None);
+            }
+            StopDecision::Hold(reason) => {
+                (CampaignState::Held, reason.clone(), RunEnd::Held(reason))
+            }
+            StopDecision::Stop(reason) => (
                 CampaignState::Stopped,
-                Some(&reason),
-                self.clock.now(),
-            )?;
-            return Ok(Some(RunEnd::Stopped(reason)));
-        }
-        Ok(None)
+                reason.clone(),
+                RunEnd::Stopped(reason),
+            ),
+        };
+        self.store
+            .set_campaign_state(campaign.id, state, Some(&reason), self.clock.now())?;
+        Ok(Some(end))
     }
 
     /// Asks the stop rule before an implementer launch, with the facts a launch grows projected
@@ -298,34 +283,11 @@ impl Engine<'_> {
     /// the hold or stop it records.
     pub fn before_launch(&self) -> Result<Option<RunEnd>> {
         let campaign = self.campaign()?;
-        if campaign.state == CampaignState::Stopped {
-            return Ok(Some(RunEnd::Stopped(
-                campaign.reason.clone().unwrap_or_else(|| "stopped".into()),
-            )));
+        if let Some(end) = already_stopped(&campaign) {
+            return Ok(Some(end));
         }
-        let (state, end) =
-            match self.stop_decision_before(&campaign, false, facts::Upcoming::Launch)? {
-                StopDecision::Go => {
-                    if campaign.state != CampaignState::Active {
-                        self.store.set_campaign_state(
-                            campaign.id,
-                            CampaignState::Active,
-                            None,
-                            self.clock.now(),
-                        )?;
-                    }
-                    return Ok(None);
-                }
-                StopDecision::Hold(reason) => (CampaignState::Held, RunEnd::Held(reason)),
-                StopDecision::Stop(reason) => (CampaignState::Stopped, RunEnd::Stopped(reason)),
-            };
-        let reason = match &end {
-            RunEnd::Held(r) | RunEnd::Stopped(r) => r.clone(),
-            _ => unreachable!("a hold or a stop"),
-        };
-        self.store
-            .set_campaign_state(campaign.id, state, Some(&reason), self.clock.now())?;
-        Ok(Some(end))
+        let decision = self.stop_decision_before(&campaign, false, facts::Upcoming::Launch)?;
+        self.record_decision(&campaign, decision)
     }
 
     /// The stop rule's answer now (a rule that fails holds).
@@ -827,4 +789,10 @@ fn stop_table(config_text: &str) -> Option<String> {
         Some(v) => tally_config::toml_to_json(v).to_string(),
         None => "null".into(),
     })
+}
+
+/// A stopped campaign's end, with its stored reason.
+fn already_stopped(campaign: &Campaign) -> Option<RunEnd> {
+    (campaign.state == CampaignState::Stopped)
+        .then(|| RunEnd::Stopped(campaign.reason.clone().unwrap_or_else(|| "stopped".into())))
 }
