@@ -293,13 +293,21 @@ fn read_command(v: &Value, p: &mut Vec<ConfigProblem>) -> Option<Vec<String>> {
     Some(argv)
 }
 
+/// The longest `timeout` a run may have: 30 days (a deadline must stay a time the clock and
+/// the store can hold).
+const MAX_TIMEOUT_S: f64 = 30.0 * 24.0 * 3600.0;
+
 fn seconds(table: &Map<String, Value>, k: &str, default: f64, p: &mut Vec<ConfigProblem>) -> f64 {
     match table.get(k) {
         None => default,
         Some(v) => match v.as_f64() {
-            Some(s) if s > 0.0 && s.is_finite() => s,
+            Some(s) if s > 0.0 && s <= MAX_TIMEOUT_S => s,
             _ => {
-                p.push(bad(&key(k), v, "expected a positive number of seconds"));
+                p.push(bad(
+                    &key(k),
+                    v,
+                    "expected a positive number of seconds, at most 2592000 (30 days)",
+                ));
                 default
             }
         },

@@ -194,3 +194,27 @@ fn a_preset_needs_a_model_and_must_exist() {
         ]
     );
 }
+
+#[test]
+fn a_timeout_must_be_positive_and_at_most_thirty_days() {
+    for bad in ["0", "-1", "1e300", "2592001"] {
+        let lines = problems(&format!(
+            "{MINIMAL}\n[implementer]\ncommand = [\"sh\", \"agent.sh\"]\ntimeout = {bad}\n"
+        ));
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("implementer.timeout = ")
+                && lines[0].ends_with(
+                    ": expected a positive number of seconds, at most 2592000 (30 days)"
+                ),
+            "{lines:?}"
+        );
+    }
+    let text =
+        format!("{MINIMAL}\n[implementer]\ncommand = [\"sh\", \"agent.sh\"]\ntimeout = 2592000\n");
+    let i = parse_settings(&text, &registry())
+        .unwrap()
+        .implementer
+        .unwrap();
+    assert_eq!(i.timeout_s, 2_592_000.0);
+}
