@@ -107,3 +107,22 @@ pub fn sample_with_units(
         units: BTreeMap::from([("tok_s".to_owned(), per_unit)]),
     }
 }
+
+/// A SQLite store file at schema version 5, exactly as the first five migrations left it, with
+/// `rows` (SQL) written in the same transaction: what an older tally left for an upgrade to meet.
+pub fn version_5_store(path: &std::path::Path, rows: &str) {
+    let mut raw = rusqlite::Connection::open(path).unwrap();
+    let tx = raw.transaction().unwrap();
+    for sql in [
+        include_str!("../../migrations/sqlite/0001_initial.sql"),
+        include_str!("../../migrations/sqlite/0002_implementers.sql"),
+        include_str!("../../migrations/sqlite/0003_run_usage.sql"),
+        include_str!("../../migrations/sqlite/0004_checks.sql"),
+        include_str!("../../migrations/sqlite/0005_held_gpus.sql"),
+    ] {
+        tx.execute_batch(sql).unwrap();
+    }
+    tx.pragma_update(None, "user_version", 5).unwrap();
+    tx.execute_batch(rows).unwrap();
+    tx.commit().unwrap();
+}

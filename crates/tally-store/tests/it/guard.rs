@@ -168,27 +168,12 @@ fn a_dropped_changed_or_foreign_trigger_is_found_and_repaired() {
 fn a_version_5_store_gets_the_guard_when_upgraded() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tally.db");
-    {
-        // Schema version 5 exactly as the first five migrations left it, with a campaign.
-        let mut raw = Connection::open(&path).unwrap();
-        let tx = raw.transaction().unwrap();
-        for sql in [
-            include_str!("../../migrations/sqlite/0001_initial.sql"),
-            include_str!("../../migrations/sqlite/0002_implementers.sql"),
-            include_str!("../../migrations/sqlite/0003_run_usage.sql"),
-            include_str!("../../migrations/sqlite/0004_checks.sql"),
-            include_str!("../../migrations/sqlite/0005_held_gpus.sql"),
-        ] {
-            tx.execute_batch(sql).unwrap();
-        }
-        tx.pragma_update(None, "user_version", 5).unwrap();
-        tx.execute_batch(
-            "INSERT INTO config_texts VALUES (1, 'x', 'name = \"old\"');
+    // Schema version 5 with a campaign, as an older tally left it.
+    crate::fixtures::version_5_store(
+        &path,
+        "INSERT INTO config_texts VALUES (1, 'x', 'name = \"old\"');
              INSERT INTO campaigns VALUES (1, 'old', 'active', NULL, 1, 1, 'e', 1, NULL);",
-        )
-        .unwrap();
-        tx.commit().unwrap();
-    }
+    );
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(store.schema_version().unwrap(), 7);
     assert_eq!(store.guard_damage().unwrap(), None);

@@ -251,21 +251,10 @@ fn a_run_cut_by_the_campaigns_stop_is_stored_as_stopped(store: &dyn FullStore) {
 fn a_version_5_store_keeps_its_runs_when_runs_is_rebuilt_for_stopped() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tally.db");
-    {
-        let mut raw = Connection::open(&path).unwrap();
-        let tx = raw.transaction().unwrap();
-        for sql in [
-            include_str!("../../migrations/sqlite/0001_initial.sql"),
-            include_str!("../../migrations/sqlite/0002_implementers.sql"),
-            include_str!("../../migrations/sqlite/0003_run_usage.sql"),
-            include_str!("../../migrations/sqlite/0004_checks.sql"),
-            include_str!("../../migrations/sqlite/0005_held_gpus.sql"),
-        ] {
-            tx.execute_batch(sql).unwrap();
-        }
-        tx.pragma_update(None, "user_version", 5).unwrap();
-        tx.execute_batch(
-            "INSERT INTO config_texts VALUES (1, 'x', 'name = \"old\"');
+    // Schema version 5 with a campaign, as an older tally left it.
+    crate::fixtures::version_5_store(
+        &path,
+        "INSERT INTO config_texts VALUES (1, 'x', 'name = \"old\"');
              INSERT INTO campaigns VALUES (1, 'old', 'active', NULL, 1, 1, 'e', 1, NULL);
              INSERT INTO candidates (campaign_id, number, revision, parent, proposed_by, note,
                  created_ms, verdict, verdict_set_by, reason, judged_ms)
@@ -274,10 +263,7 @@ fn a_version_5_store_keeps_its_runs_when_runs_is_rebuilt_for_stopped() {
              INSERT INTO runs (campaign_id, number, idea, base, tag, run_dir, started_ms,
                  deadline_ms, end_reason, exit_code, commits, ended_ms, usage_usd, usage_source)
                  VALUES (1, 1, 1, 0, 't', '/r', 1, 2, 'finished', 0, '[]', 3, 0.5, 'file');",
-        )
-        .unwrap();
-        tx.commit().unwrap();
-    }
+    );
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(store.schema_version().unwrap(), 7);
     let campaign = store.campaign_by_name("old").unwrap().unwrap().id;

@@ -103,40 +103,21 @@ pub fn section(runs: &[Run]) -> Option<SectionOutput> {
 
 #[cfg(test)]
 mod tests {
-    use tally_model::{CampaignId, CandidateId, UnixMillis};
-    use tally_store::{NewRun, RunCommit, RunSettlement};
+    use tally_store::RunCommit;
 
     use super::*;
 
     fn run(number: u32, end: RunEnd, error: Option<&str>, notes: &[&str]) -> Run {
-        Run {
-            campaign: CampaignId(1),
-            number,
-            started: NewRun {
-                idea: 1,
-                base: CandidateId(0),
-                tag: String::new(),
-                run_dir: String::new(),
-                started: UnixMillis(0),
-                deadline: UnixMillis(0),
-            },
-            settled: Some(RunSettlement {
-                end,
-                exit_code: None,
-                error: error.map(str::to_string),
-                commits: notes
-                    .iter()
-                    .enumerate()
-                    .map(|(i, n)| RunCommit {
-                        revision: format!("{i}abcdef0123"),
-                        candidate: None,
-                        note: n.to_string(),
-                    })
-                    .collect(),
-                ended: UnixMillis(0),
-            }),
-            usage: None,
-        }
+        let commits = notes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| RunCommit {
+                revision: format!("{i}abcdef0123"),
+                candidate: None,
+                note: n.to_string(),
+            })
+            .collect();
+        super::super::test_run(number, Some(end), error, commits)
     }
 
     #[test]

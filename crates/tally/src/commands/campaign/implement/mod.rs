@@ -676,3 +676,35 @@ pub(super) fn ref_name(name: &str) -> String {
         })
         .collect()
 }
+
+/// Run `number` of idea 1, started at candidate#0, settled with `end` (unsettled when `None`):
+/// for the unit tests of the modules that read stored runs.
+#[cfg(test)]
+fn test_run(
+    number: u32,
+    end: Option<tally_store::RunEnd>,
+    error: Option<&str>,
+    commits: Vec<RunCommit>,
+) -> Run {
+    use tally_model::CampaignId;
+    Run {
+        campaign: CampaignId(1),
+        number,
+        started: tally_store::NewRun {
+            idea: 1,
+            base: CandidateId(0),
+            tag: String::new(),
+            run_dir: String::new(),
+            started: UnixMillis(0),
+            deadline: UnixMillis(0),
+        },
+        settled: end.map(|end| RunSettlement {
+            end,
+            exit_code: None,
+            error: error.map(str::to_string),
+            commits,
+            ended: UnixMillis(0),
+        }),
+        usage: None,
+    }
+}

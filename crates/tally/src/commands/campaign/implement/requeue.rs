@@ -91,39 +91,20 @@ pub fn continued_by(idea: u32, run: u32, runs: &[Run], allowed: u32) -> Option<C
 
 #[cfg(test)]
 mod tests {
-    use tally_model::{CampaignId, UnixMillis};
-    use tally_store::{NewRun, RunCommit, RunSettlement};
+    use tally_store::RunCommit;
 
     use super::*;
 
     fn run(number: u32, end: Option<RunEnd>, commits: &[&str]) -> Run {
-        Run {
-            campaign: CampaignId(1),
-            number,
-            started: NewRun {
-                idea: 1,
-                base: CandidateId(0),
-                tag: String::new(),
-                run_dir: String::new(),
-                started: UnixMillis(0),
-                deadline: UnixMillis(0),
-            },
-            settled: end.map(|end| RunSettlement {
-                end,
-                exit_code: None,
-                error: None,
-                commits: commits
-                    .iter()
-                    .map(|c| RunCommit {
-                        revision: c.to_string(),
-                        candidate: None,
-                        note: "queued".into(),
-                    })
-                    .collect(),
-                ended: UnixMillis(0),
-            }),
-            usage: None,
-        }
+        let commits = commits
+            .iter()
+            .map(|c| RunCommit {
+                revision: c.to_string(),
+                candidate: None,
+                note: "queued".into(),
+            })
+            .collect();
+        super::super::test_run(number, end, None, commits)
     }
 
     #[test]
