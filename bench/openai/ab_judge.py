@@ -1,7 +1,9 @@
 """Judges one A/B run of bench/openai/ab.sh by the fake server's stamps, or (--medians FILE)
 prints the medians of the lines it wrote. One run's line: label, load, client TTFT p50 − the
 server's (ms), client E2E p50 − the server's (ms), server requests/s (closed loop), p99 dispatch
-lag at the server (open loop, ms), client CPU-s per 1,000 requests (closed loop)."""
+lag at the server (open loop, ms), client CPU-s per 1,000 requests (closed loop), client TTFT
+p50 − the server's counted from its read instead of the request's arrival (ms). The server's
+truth starts at the request's arrival (`arrived_ns`, the kernel's receive stamp)."""
 
 import json
 import re
@@ -31,6 +33,12 @@ def measured(path):
             and not r["request_id"].endswith("preflight")]
 
 
+def arrived(r):
+    """The request's arrival at the server's host (the kernel's receive stamp; servers from
+    before arrived_ns was recorded: their read)."""
+    return r.get("arrived_ns") or r["received_ns"]
+
+
 def client(path):
     text = open(path).read()
     num = lambda pat: float(re.search(pat, text).group(1))
@@ -42,7 +50,7 @@ if sys.argv[1] == "--medians":
     for line in open(sys.argv[2]):
         f = line.split()
         rows.setdefault(f[0], []).append([float(x) for x in f[1:]])
-    print("medians: label load ttft-excess-ms e2e-excess-ms server-req/s lag-p99-ms cpu-s/1000")
+    print("medians: label load ttft-excess-ms e2e-excess-ms server-req/s lag-p99-ms cpu-s/1000 ttft-excess-vs-read-ms")
     for label, vals in rows.items():
         print(label, *(f"{statistics.median(col):.3f}" for col in zip(*vals)), f"({len(vals)} runs)")
     sys.exit(0)
@@ -50,10 +58,11 @@ if sys.argv[1] == "--medians":
 label, load, rate, closed_txt, closed_json, open_txt, open_json = sys.argv[1:]
 reqs = measured(closed_json)
 ms = lambda a, b: (a - b) / 1e6
-s_ttft = quantile([ms(r["first_token_sent_ns"], r["received_ns"]) for r in reqs], 0.5)
-s_e2e = quantile([ms(r["last_token_sent_ns"], r["received_ns"]) for r in reqs], 0.5)
-span = max(r["last_token_sent_ns"] for r in reqs) - min(r["received_ns"] for r in reqs)
+s_ttft = quantile([ms(r["first_token_sent_ns"], arrived(r)) for r in reqs], 0.5)
+s_e2e = quantile([ms(r["last_token_sent_ns"], arrived(r)) for r in reqs], 0.5)
+r_ttft = quantile([ms(r["first_token_sent_ns"], r["received_ns"]) for r in reqs], 0.5)
+span = max(r["last_token_sent_ns"] for r in reqs) - min(arrived(r) for r in reqs)
 rps = len(reqs) / (span / 1e9)
 c_ttft, c_e2e, cpu = client(closed_txt)
-lag = dispatch_lag_p99(sorted(r["received_ns"] for r in measured(open_json)), float(rate))
-print(f"{label} {load} {c_ttft - s_ttft:.3f} {c_e2e - s_e2e:.3f} {rps:.0f} {lag:.3f} {cpu:.3f}")
+lag = dispatch_lag_p99(sorted(arrived(r) for r in measured(open_json)), float(rate))
+print(f"{label} {load} {c_ttft - s_ttft:.3f} {c_e2e - s_e2e:.3f} {rps:.0f} {lag:.3f} {cpu:.3f} {c_ttft - r_ttft:.3f}")

@@ -19,6 +19,7 @@ pub mod output;
 pub mod record;
 pub mod rng;
 pub mod runner;
+pub mod rx_stamp;
 pub mod sse;
 pub mod stats;
 pub mod summary;

@@ -106,7 +106,16 @@ pub async fn execute(ctx: &ExchangeContext, body: Bytes, record: &mut RequestRec
         Ok(request) => request,
         Err(err) => return fail(record, Status::Error, "request", &err.to_string(), key),
     };
-    record.sent_ns = Some(ctx.clock.now_ns());
+    let sent = Instant::now();
+    record.sent_ns = Some(ctx.clock.ns(sent));
+    // When the bytes in hand reached the host: the kernel's stamp of the connection's latest
+    // read (docs/bench.md#kernel-stamps), else now.
+    let arrival = |now: Instant| {
+        conn.rx
+            .latest()
+            .filter(|at| *at >= sent && *at <= now)
+            .unwrap_or(now)
+    };
     let response =
         match tokio::time::timeout(ctx.inactivity, conn.sender.send_request(request)).await {
             Err(_) => {
@@ -129,7 +138,7 @@ pub async fn execute(ctx: &ExchangeContext, body: Bytes, record: &mut RequestRec
             }
             Ok(Ok(response)) => response,
         };
-    record.head_ns = Some(ctx.clock.now_ns());
+    record.head_ns = Some(ctx.clock.ns(arrival(Instant::now())));
     let code = response.status().as_u16();
     record.http_status = Some(code);
     let mut body = response.into_body();
@@ -162,7 +171,10 @@ pub async fn execute(ctx: &ExchangeContext, body: Bytes, record: &mut RequestRec
     let mut clean_end;
     loop {
         let next = tokio::time::timeout(ctx.inactivity, body.frame()).await;
-        let now = Instant::now();
+        let now = match next {
+            Ok(Some(Ok(_)) | None) => arrival(Instant::now()),
+            _ => Instant::now(),
+        };
         match next {
             Err(_) => {
                 record.end_ns = Some(ctx.clock.ns(now));

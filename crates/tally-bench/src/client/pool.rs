@@ -1,16 +1,19 @@
 //! A pool of HTTP/1.1 connections to one address: idle connections are reused (LIFO) when
-//! keep-alive is on; a new one is dialled with `TCP_NODELAY` when none is idle. Each phase fills
+//! keep-alive is on; a new one is dialled with `TCP_NODELAY` and kernel receive stamps
+//! ([`crate::rx_stamp`]) when none is idle. Each phase fills
 //! the pool before it starts ([`Pool::dial_idle`]) so that dials do not land on its hot path
 //! (docs/bench.md#connections).
 
 use std::net::SocketAddr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+
+use crate::rx_stamp::{RxStamp, StampedStream};
 
 /// One connection.
 #[derive(Debug)]
@@ -21,6 +24,8 @@ pub struct Conn {
     pub id: u32,
     /// Requests it has carried before this one.
     pub uses: u32,
+    /// The kernel's receive time of the connection's latest read.
+    pub rx: Arc<RxStamp>,
 }
 
 /// The pool.
@@ -69,6 +74,8 @@ impl Pool {
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out"))??;
         stream.set_nodelay(true)?;
         let id = u32::from(stream.local_addr()?.port());
+        let stream = StampedStream::new(stream);
+        let rx = stream.stamp();
         let (sender, connection) = hyper::client::conn::http1::Builder::new()
             .handshake(TokioIo::new(stream))
             .await
@@ -80,6 +87,7 @@ impl Pool {
             sender,
             id,
             uses: 0,
+            rx,
         })
     }
 

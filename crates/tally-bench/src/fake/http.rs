@@ -22,6 +22,7 @@ use super::stream::{Answer, TokenClock, write_stream};
 use super::{FakeConfig, Timing, UsageMode};
 use crate::openai::Api;
 use crate::rng::{SplitMix64, hash_bytes};
+use crate::rx_stamp::{RxStamp, StampedStream};
 use crate::workload::digest;
 
 /// State shared by every connection.
@@ -103,12 +104,14 @@ pub async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
             continue;
         };
         let _ = stream.set_nodelay(true);
+        let stream = StampedStream::new(stream);
+        let stamp = stream.stamp();
         shared.with_stats(|s| s.connections_accepted += 1);
         let shared = shared.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |request| {
-                let shared = shared.clone();
-                async move { route(shared, request).await }
+                let (shared, stamp) = (shared.clone(), stamp.clone());
+                async move { route(shared, &stamp, request).await }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .keep_alive(true)
@@ -137,7 +140,7 @@ fn error_reply(status: StatusCode, message: &str, retry_after: Option<u32>) -> R
     Ok(response)
 }
 
-async fn route(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
+async fn route(shared: Arc<Shared>, stamp: &RxStamp, request: Request<Incoming>) -> Reply {
     let path = request.uri().path().trim_end_matches('/').to_owned();
     match (request.method().clone(), path.as_str()) {
         (Method::GET, "/health") => json(StatusCode::OK, "{}".into()),
@@ -153,8 +156,8 @@ async fn route(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
             shared.reset();
             json(StatusCode::OK, "{}".into())
         }
-        (Method::POST, "/v1/chat/completions") => complete(shared, request, Api::Chat).await,
-        (Method::POST, "/v1/completions") => complete(shared, request, Api::Completions).await,
+        (Method::POST, "/v1/chat/completions") => complete(shared, stamp, request, Api::Chat).await,
+        (Method::POST, "/v1/completions") => complete(shared, stamp, request, Api::Completions).await,
         _ => error_reply(StatusCode::NOT_FOUND, "no such route", None),
     }
 }
@@ -210,7 +213,12 @@ fn read_request(body: &[u8], api: Api) -> Result<Asked, String> {
     })
 }
 
-async fn complete(shared: Arc<Shared>, request: Request<Incoming>, api: Api) -> Reply {
+async fn complete(
+    shared: Arc<Shared>,
+    stamp: &RxStamp,
+    request: Request<Incoming>,
+    api: Api,
+) -> Reply {
     let header = |name: &str| {
         request
             .headers()
@@ -232,6 +240,9 @@ async fn complete(shared: Arc<Shared>, request: Request<Incoming>, api: Api) -> 
         Err(err) => return Err(std::io::Error::other(err)),
     };
     let received = Instant::now();
+    // The kernel's receive time of the request's last bytes (the request's arrival at the host,
+    // before any wait for this server to read it), else the read itself.
+    let arrived = stamp.latest().filter(|at| *at <= received).unwrap_or(received);
     let asked = match read_request(&body, api) {
         Ok(asked) => asked,
         Err(message) => return error_reply(StatusCode::BAD_REQUEST, &message, None),
@@ -260,6 +271,7 @@ async fn complete(shared: Arc<Shared>, request: Request<Incoming>, api: Api) -> 
         s.requests.push(ServedRequest {
             request_id: request_id.clone(),
             body_digest: digest(&String::from_utf8_lossy(&body)),
+            arrived,
             received,
             first_token_sent: None,
             last_token_sent: None,
@@ -293,7 +305,7 @@ async fn complete(shared: Arc<Shared>, request: Request<Incoming>, api: Api) -> 
             let ttft = Duration::from_secs_f64(ttft.sample_ms(&mut rng) / 1e3);
             let gap = Duration::from_secs_f64(gap.sample_ms(&mut rng) / 1e3);
             TokenClock::Exact {
-                first: received + cold + ttft,
+                first: arrived + cold + ttft,
                 gap,
             }
         }
@@ -333,6 +345,7 @@ async fn complete(shared: Arc<Shared>, request: Request<Incoming>, api: Api) -> 
         return full_answer(&shared, slot, answer, clock, in_flight).await;
     }
     let (tx, rx) = mpsc::channel(64);
+    let stamps = shared.clone();
     tokio::spawn(async move {
         write_stream(&in_flight.0, slot, answer, clock, tx).await;
         drop(in_flight);
@@ -341,7 +354,10 @@ async fn complete(shared: Arc<Shared>, request: Request<Incoming>, api: Api) -> 
         .status(StatusCode::OK)
         .header("content-type", "text/event-stream")
         .header("cache-control", "no-cache")
-        .body(FakeBody::Channel(rx))
+        .body(FakeBody::Channel {
+            rx,
+            shared: stamps,
+        })
         .map_err(std::io::Error::other)
 }
 

@@ -11,7 +11,10 @@ pub struct ServedRequest {
     pub request_id: String,
     /// Digest of the request body (same seed → same bodies).
     pub body_digest: String,
-    /// Whole request read.
+    /// The kernel received the request's last bytes (`SO_TIMESTAMPNS`; the read's time where the
+    /// kernel gave no stamp): the request's arrival, the start of the server's truth.
+    pub arrived: Instant,
+    /// This server read the whole request (at or after `arrived`).
     pub received: Instant,
     /// The first frame with generated text was handed to the connection.
     pub first_token_sent: Option<Instant>,
@@ -57,6 +60,7 @@ impl Stats {
             "requests": self.requests.iter().map(|r| serde_json::json!({
                 "request_id": r.request_id,
                 "body_digest": r.body_digest,
+                "arrived_ns": ns(Some(r.arrived)),
                 "received_ns": ns(Some(r.received)),
                 "first_token_sent_ns": ns(r.first_token_sent),
                 "last_token_sent_ns": ns(r.last_token_sent),

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
+use super::body::{Outgoing, TokenFrame};
 use super::faults::Fault;
 use super::http::Shared;
 use super::{StreamShape, UsageMode};
@@ -170,7 +171,7 @@ fn token_text(j: u64, multibyte: bool) -> String {
 }
 
 struct Writer<'a> {
-    tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
+    tx: mpsc::Sender<Result<Outgoing, std::io::Error>>,
     shape: &'a StreamShape,
 }
 
@@ -185,24 +186,32 @@ impl Writer<'_> {
     }
 
     async fn send(&self, text: String) -> bool {
+        self.send_marked(text, None).await
+    }
+
+    /// Sends text that carries generated tokens (`first`: the first of them), marked so that
+    /// the body stamps it as it is written (the last part, when the frame is split).
+    async fn send_marked(&self, text: String, token: Option<TokenFrame>) -> bool {
         let bytes = Bytes::from(text);
+        let out = |bytes, token| Ok(Outgoing { bytes, token });
         match self.shape.split_at {
             Some(at) if at > 0 && at < bytes.len() => {
-                self.tx.send(Ok(bytes.slice(..at))).await.is_ok()
-                    && self.tx.send(Ok(bytes.slice(at..))).await.is_ok()
+                self.tx.send(out(bytes.slice(..at), None)).await.is_ok()
+                    && self.tx.send(out(bytes.slice(at..), token)).await.is_ok()
             }
-            _ => self.tx.send(Ok(bytes)).await.is_ok(),
+            _ => self.tx.send(out(bytes, token)).await.is_ok(),
         }
     }
 }
 
-/// Writes the stream of `answer` into `tx`, stamping the server-side truth in `shared`.
+/// Writes the stream of `answer` into `tx`, its token frames marked for the body to stamp the
+/// server-side truth in `slot` as the connection writes them.
 pub async fn write_stream(
     shared: &Shared,
     slot: usize,
     answer: Answer,
     mut clock: TokenClock,
-    tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
+    tx: mpsc::Sender<Result<Outgoing, std::io::Error>>,
 ) {
     let config = &shared.config;
     let writer = Writer {
@@ -279,9 +288,8 @@ pub async fn write_stream(
         if last {
             bytes.push_str(&trailer(&answer, answer.fault != Some(Fault::NoDone)));
         }
-        let now = Instant::now();
-        shared.stamp(slot, now, j == 0);
-        if !writer.send(bytes).await {
+        let token = TokenFrame { slot, first: j == 0 };
+        if !writer.send_marked(bytes, Some(token)).await {
             return;
         }
     }
