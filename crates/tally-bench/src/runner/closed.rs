@@ -126,7 +126,11 @@ pub async fn run(shared: Arc<Shared>, concurrency: u32, bound: PhaseBound) -> Ph
     records.sort_by_key(|r| (r.intended_ns, r.index));
     let clock = &shared.ctx.clock;
     let window = match bound {
-        PhaseBound::Count { .. } => (start, end),
+        // The drain ends with the last response's end (not when the workers were joined).
+        PhaseBound::Count { .. } => {
+            let drained = records.iter().filter_map(|r| r.end_ns).max();
+            (start, drained.map_or(end, |ns| clock.instant(ns).clamp(start, end)))
+        }
         PhaseBound::Duration { warm, window, .. } => (start + warm, start + warm + window),
     };
     let stopped = shared.config.stop.stopped().map(|(at, _)| at);
