@@ -6,7 +6,8 @@
 //! cargo run --release -p tally-bench --example loadgen -- open URL RATE SECONDS
 //! ```
 //!
-//! The server streams 4 tokens after a 1 ms TTFT with no gap; the client reports requests per
+//! The server streams 4 tokens after a 1 ms TTFT with no gap (`GAP_MS` in its environment sets
+//! one); the client reports requests per
 //! second, its p99 dispatch lag, and its own CPU seconds per 1,000 requests (from
 //! `/proc/self/stat`, so the server's CPU is not counted).
 #![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
@@ -41,10 +42,14 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("server") => {
             let threads = args.get(1).and_then(|t| t.parse().ok()).unwrap_or(1);
+            let gap_ms = std::env::var("GAP_MS")
+                .ok()
+                .and_then(|g| g.parse().ok())
+                .unwrap_or(0.0);
             let server = FakeServer::start_local(FakeConfig {
                 timing: Timing::Exact {
                     ttft: TimeDist::Const(1.0),
-                    gap: TimeDist::Const(0.0),
+                    gap: TimeDist::Const(gap_ms),
                 },
                 threads,
                 ..FakeConfig::default()
