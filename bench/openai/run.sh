@@ -14,6 +14,8 @@ TOOLS=${TOOLS:-"tally aiperf guidellm"}
 OUT="$WORK/run-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
 say() { echo "== $*" | tee -a "$OUT/log.txt" >&2; }
+# CPU time the hypervisor gave to others while this machine's vCPUs wanted it (/proc/stat "steal").
+steal_ticks() { awk '/^cpu /{print $9}' /proc/stat; }
 
 TALLY="$ROOT/target/release/tally"
 if [ ! -x "$TALLY" ] || [ -n "$(find "$ROOT/crates" -newer "$TALLY" -name '*.rs' | head -1)" ]; then
@@ -88,8 +90,10 @@ client() {
            --output "kind=json,path=$dir/guidellm.json" --disable-console-interactive) ;;
   esac
   printf '%q ' "${cmd[@]}" > "$dir/command.txt"
+  local steal0; steal0=$(steal_ticks)
   /usr/bin/time -f '%e %U %S %M' -o "$dir/time.txt" timeout 900 "${cmd[@]}" > "$dir/stdout.txt" 2> "$dir/stderr.txt"
   echo $? > "$dir/rc.txt"
+  echo $(( ($(steal_ticks) - steal0) * 1000 / $(getconf CLK_TCK) )) > "$dir/steal_ms.txt"
   curl -s "$BASE/fake/stats" > "$dir/server.json"
   say "$tool $name: rc $(cat "$dir/rc.txt"), $(cat "$dir/time.txt" | tail -1) (wall s, user s, sys s, max RSS KiB)"
 }
