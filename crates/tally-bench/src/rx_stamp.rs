@@ -199,8 +199,7 @@ mod sys {
             cmsgs.find_map(|cmsg| match cmsg {
                 ControlMessageOwned::ScmTimestampns(ts) => {
                     let (s, ns) = (ts.tv_sec(), ts.tv_nsec());
-                    (s >= 0 && ns >= 0)
-                        .then(|| Duration::new(s as u64, ns as u32))
+                    (s >= 0 && ns >= 0).then(|| Duration::new(s as u64, ns as u32))
                 }
                 _ => None,
             })
@@ -261,8 +260,14 @@ mod tests {
             let at = stamp.latest().expect("the kernel stamps loopback segments");
             // Clock conversion error allowance: the two clocks are read a few µs apart.
             let slack = Duration::from_millis(2);
-            assert!(at + slack >= before, "{at:?} before the write at {before:?}");
-            assert!(at <= written + slack, "{at:?} after the write returned at {written:?}");
+            assert!(
+                at + slack >= before,
+                "{at:?} before the write at {before:?}"
+            );
+            assert!(
+                at <= written + slack,
+                "{at:?} after the write returned at {written:?}"
+            );
             assert!(read - at >= Duration::from_millis(45), "{:?}", read - at);
         }
         // Writes pass through; EOF reads as 0.
@@ -282,6 +287,9 @@ mod tests {
         assert!(to_instant(wall - MAX_AGE - Duration::from_secs(1)).is_none());
         let recent = to_instant(wall - Duration::from_millis(5)).unwrap();
         let age = Instant::now() - recent;
-        assert!(age >= Duration::from_millis(4) && age < Duration::from_millis(500), "{age:?}");
+        assert!(
+            age >= Duration::from_millis(4) && age < Duration::from_millis(500),
+            "{age:?}"
+        );
     }
 }

@@ -242,7 +242,10 @@ async fn complete(
     let received = Instant::now();
     // The kernel's receive time of the request's last bytes (the request's arrival at the host,
     // before any wait for this server to read it), else the read itself.
-    let arrived = stamp.latest().filter(|at| *at <= received).unwrap_or(received);
+    let arrived = stamp
+        .latest()
+        .filter(|at| *at <= received)
+        .unwrap_or(received);
     let asked = match read_request(&body, api) {
         Ok(asked) => asked,
         Err(message) => return error_reply(StatusCode::BAD_REQUEST, &message, None),
@@ -354,10 +357,7 @@ async fn complete(
         .status(StatusCode::OK)
         .header("content-type", "text/event-stream")
         .header("cache-control", "no-cache")
-        .body(FakeBody::Channel {
-            rx,
-            shared: stamps,
-        })
+        .body(FakeBody::Channel { rx, shared: stamps })
         .map_err(std::io::Error::other)
 }
 

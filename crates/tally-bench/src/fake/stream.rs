@@ -288,7 +288,10 @@ pub async fn write_stream(
         if last {
             bytes.push_str(&trailer(&answer, answer.fault != Some(Fault::NoDone)));
         }
-        let token = TokenFrame { slot, first: j == 0 };
+        let token = TokenFrame {
+            slot,
+            first: j == 0,
+        };
         if !writer.send_marked(bytes, Some(token)).await {
             return;
         }

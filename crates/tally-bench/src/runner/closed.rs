@@ -129,7 +129,10 @@ pub async fn run(shared: Arc<Shared>, concurrency: u32, bound: PhaseBound) -> Ph
         // The drain ends with the last response's end (not when the workers were joined).
         PhaseBound::Count { .. } => {
             let drained = records.iter().filter_map(|r| r.end_ns).max();
-            (start, drained.map_or(end, |ns| clock.instant(ns).clamp(start, end)))
+            (
+                start,
+                drained.map_or(end, |ns| clock.instant(ns).clamp(start, end)),
+            )
         }
         PhaseBound::Duration { warm, window, .. } => (start + warm, start + warm + window),
     };
