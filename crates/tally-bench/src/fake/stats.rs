@@ -16,9 +16,9 @@ pub struct ServedRequest {
     pub arrived: Instant,
     /// This server read the whole request (at or after `arrived`).
     pub received: Instant,
-    /// The first frame with generated text was handed to the connection.
+    /// The connection took the first frame with generated text to write it (`fake/body.rs`).
     pub first_token_sent: Option<Instant>,
-    /// The last frame with generated text was handed to the connection.
+    /// The connection took the last frame with generated text to write it.
     pub last_token_sent: Option<Instant>,
     /// Prompt tokens counted.
     pub prompt_tokens: u64,
