@@ -8,6 +8,7 @@
 //! stamped per frame), [`runner`] (closed and open loops, phases), [`output`] (JSONL records,
 //! METRIC lines), [`convert`] (evidence records) and [`fake`] (the test server).
 
+pub mod alarm;
 pub mod arrivals;
 pub mod client;
 pub mod convert;

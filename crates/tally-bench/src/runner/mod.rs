@@ -270,6 +270,15 @@ async fn warm_pool(shared: &Arc<Shared>, target: usize) {
     }
 }
 
+/// Aborts a spawned task when dropped: a cancelled run does not leave its dispatcher running.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 async fn run_phase(shared: &Arc<Shared>, bound: PhaseBound) -> Result<PhaseResult, BenchError> {
     match &shared.config.load {
         Load::Closed { concurrency } => Ok(closed::run(shared.clone(), *concurrency, bound).await),
@@ -287,7 +296,14 @@ async fn run_phase(shared: &Arc<Shared>, bound: PhaseBound) -> Result<PhaseResul
             };
             let seed = shared.config.workload.seed;
             let schedule = model.schedule(seed, *rng, count, total)?;
-            Ok(open::run(shared.clone(), schedule, *max_in_flight, *overflow, bound).await)
+            // On a runtime thread, not the caller's: each arrival's task then starts on the
+            // thread that dispatched it, with no wake-up of another thread.
+            let dispatcher = open::run(shared.clone(), schedule, *max_in_flight, *overflow, bound);
+            let dispatcher = tokio::spawn(dispatcher);
+            let _cancel = AbortOnDrop(dispatcher.abort_handle());
+            dispatcher
+                .await
+                .map_err(|err| BenchError::Runtime(std::io::Error::other(err)))
         }
     }
 }

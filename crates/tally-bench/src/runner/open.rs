@@ -15,9 +15,9 @@ use tokio::sync::Semaphore;
 use super::request::{plan, send};
 use super::stop::clip_window;
 use super::{Overflow, PhaseBound, PhaseResult, Shared, warm_pool};
+use crate::alarm::Alarm;
 use crate::arrivals::Schedule;
 use crate::record::{Phase, Status};
-use crate::timer::sleep_until;
 
 /// The most connections dialled before a schedule starts.
 const MAX_WARM: usize = 256;
@@ -51,7 +51,8 @@ pub async fn run(
     let drain_deadline = endpoint + shared.config.drain_timeout;
     let slots = Arc::new(Semaphore::new(max_in_flight.max(1) as usize));
     let mut tasks = tokio::task::JoinSet::new();
-    let mut records = Vec::new();
+    let mut records = Vec::with_capacity(schedule.offsets.len());
+    let mut alarm = Alarm::new();
     for (index, offset) in schedule.offsets.iter().enumerate() {
         let due = start + Duration::from_secs_f64(*offset);
         let stop = &shared.config.stop;
@@ -65,10 +66,17 @@ pub async fn run(
             }
             PhaseBound::Duration { .. } => Phase::Measured,
         };
+        // A finished task's memory is freed now, not at the end of the phase: held, every
+        // arrival would take fresh pages from the kernel (docs/performance.md#openai-alarm).
+        while let Some(result) = tasks.try_join_next() {
+            if let Ok(record) = result {
+                records.push(record);
+            }
+        }
         // The body is built before the due time, so building it is not part of the dispatch.
         let (mut record, body) = plan(&shared, phase, index as u64, due);
         tokio::select! {
-            () = sleep_until(due) => {}
+            () = alarm.sleep_until(due) => {}
             () = stop.wait() => break,
         }
         let available = slots.available_permits();
