@@ -1,9 +1,14 @@
 """Judges one A/B run of bench/openai/ab.sh by the fake server's stamps, or (--medians FILE)
-prints the medians of the lines it wrote. One run's line: label, load, client TTFT p50 − the
+prints the medians of the lines it (or --open) wrote. One run's line: label, load, client TTFT p50 − the
 server's (ms), client E2E p50 − the server's (ms), server requests/s (closed loop), p99 dispatch
 lag at the server (open loop, ms), client CPU-s per 1,000 requests (closed loop), client TTFT
 p50 − the server's counted from its read instead of the request's arrival (ms). The server's
-truth starts at the request's arrival (`arrived_ns`, the kernel's receive stamp)."""
+truth starts at the request's arrival (`arrived_ns`, the kernel's receive stamp).
+
+--open LABEL LOAD RATE SERVER_JSON TIME_FILE STEAL_MS judges one open-loop run of
+bench/openai/ab_open.sh: label, load, p99 dispatch lag at the server (ms), the client's CPU-s per
+1,000 requests (from `/usr/bin/time -f '%e %U %S'`), the hypervisor's steal time during the run
+(ms, all vCPUs)."""
 
 import json
 import re
@@ -45,12 +50,23 @@ def client(path):
     return num(r"ttft p50 ([\d.]+)"), num(r"e2e p50 ([\d.]+)"), num(r"CPU ([\d.]+) s per")
 
 
+if sys.argv[1] == "--open":
+    label, load, rate, server_json, time_file, steal_ms = sys.argv[2:]
+    reqs = measured(server_json)
+    lag = dispatch_lag_p99(sorted(arrived(r) for r in reqs), float(rate))
+    _wall, user, system = (float(x) for x in open(time_file).read().split()[-3:])
+    print(f"{label} {load} {lag:.3f} {(user + system) / len(reqs) * 1e3:.3f} {steal_ms}")
+    sys.exit(0)
+
 if sys.argv[1] == "--medians":
     rows = {}
     for line in open(sys.argv[2]):
         f = line.split()
         rows.setdefault(f[0], []).append([float(x) for x in f[1:]])
-    print("medians: label load ttft-excess-ms e2e-excess-ms server-req/s lag-p99-ms cpu-s/1000 ttft-excess-vs-read-ms")
+    if len(next(iter(rows.values()))[0]) == 4:
+        print("medians: label load lag-p99-ms cpu-s/1000 steal-ms")
+    else:
+        print("medians: label load ttft-excess-ms e2e-excess-ms server-req/s lag-p99-ms cpu-s/1000 ttft-excess-vs-read-ms")
     for label, vals in rows.items():
         print(label, *(f"{statistics.median(col):.3f}" for col in zip(*vals)), f"({len(vals)} runs)")
     sys.exit(0)

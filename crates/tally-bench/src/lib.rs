@@ -23,6 +23,7 @@ pub mod runner;
 pub mod rx_stamp;
 pub mod sse;
 pub mod stats;
+pub mod steal;
 pub mod summary;
 pub mod timer;
 pub mod workload;

@@ -155,6 +155,7 @@ pub fn window_json(report: &RunReport) -> Value {
         "stopped_early": report.stopped_early.is_some(),
         "stop_reason": report.stopped_early.as_ref().map(|(_, why)| why),
         "stopped_ns": report.stopped_early.as_ref().map(|(at, _)| report.clock.wall_ns(*at)),
+        "steal_ms": report.steal_ms,
     })
 }
 
@@ -276,6 +277,11 @@ pub fn summary_text(report: &RunReport) -> String {
     if let Some((_, why)) = &report.stopped_early {
         text.push_str(&format!(
             "interrupted ({why}): the window closed early; these figures cover what completed\n"
+        ));
+    }
+    if let Some(steal) = report.steal_ms.filter(|ms| *ms > 0.0) {
+        text.push_str(&format!(
+            "machine: the hypervisor took {steal:.0} ms of this machine's CPU time (steal) while the phase ran\n"
         ));
     }
     for note in &s.notes {

@@ -188,6 +188,8 @@ pub struct RunReport {
     pub summary: Summary,
     /// The run was stopped early: when (run clock ns) and why (e.g. `SIGINT`).
     pub stopped_early: Option<(u64, String)>,
+    /// The hypervisor's steal time during the measured phase, ms, all CPUs (`crate::steal`).
+    pub steal_ms: Option<f64>,
 }
 
 fn preflight_failure(config: &BenchConfig, record: &RequestRecord) -> BenchError {
@@ -399,7 +401,11 @@ pub async fn run(
             }
         }
     };
+    let steal_before = crate::steal::steal_ms_now();
     let measured = run_phase(&shared, measured_bound).await?;
+    let steal_ms = steal_before
+        .zip(crate::steal::steal_ms_now())
+        .map(|(before, after)| (after - before).max(0.0));
     if let Some(ticker) = ticker {
         ticker.abort();
     }
@@ -431,6 +437,7 @@ pub async fn run(
         .map(|(at, why)| (shared.ctx.clock.ns(at), why));
     Ok(RunReport {
         stopped_early,
+        steal_ms,
         clock: shared.ctx.clock,
         records,
         window_ns: measured.window_ns,

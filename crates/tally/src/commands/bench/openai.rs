@@ -14,7 +14,7 @@ use tally_bench::dist::LengthDist;
 use tally_bench::openai::Api;
 use tally_bench::output::{RunHeader, metric_lines, summary_text, write_jsonl};
 use tally_bench::runner::{BenchConfig, Load, Overflow, Progress, ProgressCallback, StopHandle};
-use tally_bench::summary::Slo;
+use tally_bench::summary::{Slo, Untrustworthy};
 use tally_bench::workload::{PromptMode, WorkloadSpec};
 use tally_bench::{BenchError, SpecError};
 
@@ -338,7 +338,13 @@ pub fn run(args: &OpenaiArgs) -> anyhow::Result<Status> {
         return Ok(Status::Success);
     }
     for reason in &report.summary.untrustworthy {
-        printer::error(&format!("the run is not trustworthy: {reason}"));
+        let machine = match (reason, report.steal_ms) {
+            (Untrustworthy::ClientSaturated { .. }, Some(steal)) if steal > 0.0 => format!(
+                " (the hypervisor took {steal:.0} ms of this machine's CPU meanwhile: the lateness may be the host's; docs/bench.md#exit-4)"
+            ),
+            _ => String::new(),
+        };
+        printer::error(&format!("the run is not trustworthy: {reason}{machine}"));
     }
     Ok(Status::Untrustworthy)
 }
