@@ -4,7 +4,9 @@
 //! every few milliseconds or arrivals every 200 µs. One process-wide timer thread keeps a heap of
 //! deadlines and sleeps with the operating system's high-resolution sleep (`park_timeout`, a futex
 //! wait: tens of microseconds of slack), then wakes the task whose deadline came. Deadlines are
-//! absolute, so lateness never accumulates from one frame to the next.
+//! absolute, so lateness never accumulates from one frame to the next. The fake server's frames
+//! use it; the client's open-loop dispatcher sleeps on its own [`crate::alarm::Alarm`] instead
+//! (one thread switch fewer per arrival), falling back to this thread where it has no `timerfd`.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

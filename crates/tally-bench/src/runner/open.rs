@@ -67,7 +67,7 @@ pub async fn run(
             PhaseBound::Duration { .. } => Phase::Measured,
         };
         // A finished task's memory is freed now, not at the end of the phase: held, every
-        // arrival would take fresh pages from the kernel (docs/performance.md#openai-alarm).
+        // arrival would take fresh pages from the kernel (docs/performance.md#openai-dispatch).
         while let Some(result) = tasks.try_join_next() {
             if let Ok(record) = result {
                 records.push(record);
