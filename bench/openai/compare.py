@@ -174,6 +174,7 @@ big, one = times(out / "tally" / "closed-c1024"), times(out / "tally" / "one")
 if big and one:
     print(f"\ntally memory per in-flight request: (max RSS at C = 1024 − at one request) ÷ 1023 = "
           f"{(big[2] - one[2]) / 1023:.1f} KiB.")
+STALLS_S = "10"
 steals = []
 for t in TOOLS:
     for r in rates:
@@ -183,6 +184,10 @@ for t in TOOLS:
 if steals:
     print("Steal time (the hypervisor running other work on this machine's vCPUs) during each "
           "open-loop run: " + ", ".join(steals) + ".")
+stalls = out / "stalls.txt"
+if stalls.exists() and stalls.read_text().strip():
+    print("The machine before the runs (`stalls.py " + STALLS_S + "`, a spinning process on each CPU): "
+          + stalls.read_text().strip().splitlines()[-1] + ".")
 loads = sorted(float((p / "load.txt").read_text().split()[0]) for t in TOOLS for p in (out / t).iterdir() if (p / "load.txt").exists())
 if loads:
     print(f"Load average (1 min) at the runs' starts: median {statistics.median(loads):.2f}, range {loads[0]:.2f}–{loads[-1]:.2f}.")

@@ -98,6 +98,8 @@ client() {
   say "$tool $name: rc $(cat "$dir/rc.txt"), $(cat "$dir/time.txt" | tail -1) (wall s, user s, sys s, max RSS KiB)"
 }
 
+# How often the machine itself stops running a busy program (both CPUs at once: the host).
+say "machine stalls: $(python3 "$HERE/stalls.py" 10 | tee "$OUT/stalls.txt" | tail -1)"
 for tool in $AVAILABLE; do
   # Start-up: --help five times, then a one-request run.
   for i in 1 2 3 4 5; do

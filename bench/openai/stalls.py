@@ -63,7 +63,8 @@ def main():
     common = overlap(per_cpu)
     total = sum(b - a for a, b in common) / 1e6
     longest = max((b - a for a, b in common), default=0) / 1e6
-    print(f"all {len(cpus)} CPUs stopped at once: {len(common)} times, {total:.1f} ms in {seconds:g} s "
+    times = "once" if len(common) == 1 else f"{len(common)} times"
+    print(f"all {len(cpus)} CPUs stopped at once: {times}, {total:.1f} ms in {seconds:g} s "
           f"({total / seconds:.1f} ms per second), longest {longest:.2f} ms")
 
 
