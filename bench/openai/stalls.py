@@ -1,8 +1,9 @@
 """How long this machine stops running a busy program: one spinning process pinned to each CPU
 reads the monotonic clock in a tight loop for SECONDS and records every gap over 0.3 ms (the
 process was not running: another task, the kernel, or the hypervisor had its CPU), then prints,
-per CPU, the gaps' count and total, and the time all CPUs were stopped at once (nothing on the
-machine ran: a whole-machine stall, which no client can schedule around), with the longest.
+per CPU, the gaps' count and total, and the time all CPUs were stopped at once (no spinner ran:
+the kernel or the host had every CPU, a whole-machine stall that no client can schedule around),
+with the longest.
 
     python3 bench/openai/stalls.py [SECONDS]      # default 20; needs every CPU idle
 
