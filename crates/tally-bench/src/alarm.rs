@@ -6,8 +6,9 @@
 //! loop's dispatcher sleeps once per arrival (every 200 µs at 5,000/s); sleeping here instead
 //! halved the client's context switches at that rate (docs/performance.md#openai-dispatch). A
 //! `timerfd` has the kernel's high-resolution timer behind it (armed with no slack), and its
-//! expiry is one more event in the `epoll_wait` a runtime thread is already blocked in. Where there is no `timerfd` (not Linux, or the descriptor
-//! cannot be made) the alarm falls back to [`crate::timer::sleep_until`].
+//! expiry is one more event in the `epoll_wait` a runtime thread is already blocked in. Where
+//! there is no `timerfd` (not Linux, or the descriptor cannot be made) the alarm falls back to
+//! [`crate::timer::sleep_until`].
 
 use std::time::Instant;
 
