@@ -1,9 +1,9 @@
 """Judges one A/B run of bench/openai/ab.sh by the fake server's stamps, or (--medians FILE)
-prints the medians of the lines it (or --open) wrote. One run's line: label, load, client TTFT p50 − the
-server's (ms), client E2E p50 − the server's (ms), server requests/s (closed loop), p99 dispatch
-lag at the server (open loop, ms), client CPU-s per 1,000 requests (closed loop), client TTFT
-p50 − the server's counted from its read instead of the request's arrival (ms). The server's
-truth starts at the request's arrival (`arrived_ns`, the kernel's receive stamp).
+prints the medians of the lines it (or --open) wrote. One run's line: label, load, client TTFT
+p50 − the server's (ms), client E2E p50 − the server's (ms), server requests/s (closed loop),
+p99 dispatch lag at the server (open loop, ms), client CPU-s per 1,000 requests (closed loop),
+client TTFT p50 − the server's counted from its read instead of the request's arrival (ms).
+The server's truth starts at the request's arrival (`arrived_ns`, the kernel's receive stamp).
 
 --open LABEL LOAD RATE SERVER_JSON TIME_FILE STEAL_MS judges one open-loop run of
 bench/openai/ab_open.sh: label, load, p99 dispatch lag at the server (ms), the client's CPU-s per

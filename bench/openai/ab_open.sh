@@ -5,7 +5,8 @@
 # the server's stamps (p99 dispatch lag) and /usr/bin/time (the client's CPU).
 # Usage: bench/openai/ab_open.sh A_TALLY B_TALLY [PAIRS]   (knobs: N=10000 RATE=5000 SERVER=)
 # Prints one line per run (label, load, lag p99 ms, CPU-s per 1,000 requests, the hypervisor's
-# steal time during the run in ms), then the medians and how many runs kept the p99 under 1 ms. See bench/openai/README.md ("A/B").
+# steal time during the run in ms), then the medians and how many runs kept the p99 under 1 ms.
+# See bench/openai/README.md ("A/B").
 set -euo pipefail
 A=$1 B=$2 PAIRS=${3:-8}
 N=${N:-10000} RATE=${RATE:-5000} SERVER_BIN=${SERVER:-$B}

@@ -174,7 +174,6 @@ big, one = times(out / "tally" / "closed-c1024"), times(out / "tally" / "one")
 if big and one:
     print(f"\ntally memory per in-flight request: (max RSS at C = 1024 − at one request) ÷ 1023 = "
           f"{(big[2] - one[2]) / 1023:.1f} KiB.")
-STALLS_S = "10"
 steals = []
 for t in TOOLS:
     for r in rates:
@@ -186,7 +185,7 @@ if steals:
           "open-loop run: " + ", ".join(steals) + ".")
 stalls = out / "stalls.txt"
 if stalls.exists() and stalls.read_text().strip():
-    print("The machine before the runs (`stalls.py " + STALLS_S + "`, a spinning process on each CPU): "
+    print("The machine before the runs (`stalls.py`, a spinning process on each CPU): "
           + stalls.read_text().strip().splitlines()[-1] + ".")
 loads = sorted(float((p / "load.txt").read_text().split()[0]) for t in TOOLS for p in (out / t).iterdir() if (p / "load.txt").exists())
 if loads:

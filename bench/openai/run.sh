@@ -98,7 +98,7 @@ client() {
   say "$tool $name: rc $(cat "$dir/rc.txt"), $(cat "$dir/time.txt" | tail -1) (wall s, user s, sys s, max RSS KiB)"
 }
 
-# How often the machine itself stops running a busy program (both CPUs at once: the host).
+# How often the machine itself stops running a busy program, per CPU and on all CPUs at once.
 say "machine stalls: $(python3 "$HERE/stalls.py" 10 | tee "$OUT/stalls.txt" | tail -1)"
 for tool in $AVAILABLE; do
   # Start-up: --help five times, then a one-request run.
